@@ -1,0 +1,1 @@
+"""purejax: JAX, written in Python."""

@@ -1,0 +1,151 @@
+"""Configuration flags, with JAX's names.
+
+A flag is read as ``config.jax_enable_x64`` (or ``config.read(name)``), set
+with ``config.update(name, value)``, and temporarily with the context manager
+returned by the flag's name in ``purejax`` (e.g. ``purejax.enable_x64``) or
+``config.override(name, value)``.  Defaults come from environment variables
+with JAX's names (``JAX_ENABLE_X64=1``).
+"""
+import contextlib
+import os
+
+_TRUE = ("1", "true", "t", "yes", "y", "on")
+_FALSE = ("0", "false", "f", "no", "n", "off", "")
+
+
+def _parse_bool(name, text):
+  lowered = text.strip().lower()
+  if lowered in _TRUE:
+    return True
+  if lowered in _FALSE:
+    return False
+  raise ValueError(f"invalid truth value {text!r} for environment variable {name}")
+
+
+class _Flag:
+  __slots__ = ("name", "default", "kind", "help", "choices")
+
+  def __init__(self, name, default, kind, help, choices=None):
+    self.name, self.default, self.kind, self.help = name, default, kind, help
+    self.choices = choices
+
+  def parse_env(self):
+    text = os.environ.get(self.name.upper())
+    if text is None:
+      return self.default
+    if self.kind is bool:
+      return _parse_bool(self.name.upper(), text)
+    if self.kind is int:
+      return int(text)
+    return text
+
+  def check(self, value):
+    if self.kind is bool:
+      if not isinstance(value, (bool, int)):
+        raise ValueError(f"{self.name} must be a bool, got {value!r}")
+      return bool(value)
+    if self.choices is not None and value not in self.choices:
+      raise ValueError(f"{self.name} must be one of {self.choices}, got {value!r}")
+    return value
+
+
+class Config:
+  """Holds every flag's current value; flags are also readable as attributes."""
+
+  def __init__(self):
+    object.__setattr__(self, "_flags", {})
+    object.__setattr__(self, "_values", {})
+    object.__setattr__(self, "_watchers", [])
+
+  def define(self, name, default, kind=bool, help="", choices=None):
+    flag = _Flag(name, default, kind, help, choices)
+    self._flags[name] = flag
+    self._values[name] = flag.check(flag.parse_env()) if kind is bool else flag.parse_env()
+    return name
+
+  def add_watcher(self, callback):
+    """``callback()`` runs after any flag changes (used to clear caches)."""
+    self._watchers.append(callback)
+
+  def __getattr__(self, name):
+    try:
+      return self._values[name]
+    except KeyError:
+      raise AttributeError(f"Unrecognized config option: {name}") from None
+
+  def __setattr__(self, name, value):
+    raise AttributeError("use config.update(name, value) to change a flag")
+
+  def read(self, name):
+    return getattr(self, name)
+
+  def update(self, name, value):
+    if name not in self._flags:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    self._values[name] = self._flags[name].check(value)
+    for callback in self._watchers:
+      callback()
+
+  @contextlib.contextmanager
+  def override(self, name, value):
+    old = self.read(name)
+    self.update(name, value)
+    try:
+      yield
+    finally:
+      self.update(name, old)
+
+  def values(self):
+    return dict(self._values)
+
+  def trace_state(self):
+    """The flags that change what tracing produces (part of jit's cache key)."""
+    v = self._values
+    return (v["jax_enable_x64"], v["jax_numpy_rank_promotion"],
+            v["jax_numpy_dtype_promotion"], v["jax_default_matmul_precision"],
+            v["jax_threefry_partitionable"], v["jax_debug_nans"], v["jax_debug_infs"])
+
+  # absl integration is not supported; these exist so that code written for
+  # JAX that calls them keeps running.
+  def config_with_absl(self):
+    pass
+
+  def parse_flags_with_absl(self):
+    pass
+
+
+config = Config()
+config.define("jax_enable_x64", False, help="Enable 64-bit types.")
+config.define("jax_debug_nans", False, help="Raise on NaN results.")
+config.define("jax_debug_infs", False, help="Raise on Inf results.")
+config.define("jax_disable_jit", False, help="Run jitted functions eagerly.")
+config.define("jax_enable_checks", False, help="Type-check jaxprs after each transformation.")
+config.define("jax_threefry_partitionable", True, help="Partitionable threefry PRNG.")
+config.define("jax_numpy_rank_promotion", "allow", kind=str,
+              choices=("allow", "warn", "raise"), help="Implicit rank promotion.")
+config.define("jax_numpy_dtype_promotion", "standard", kind=str,
+              choices=("standard", "strict"), help="Dtype promotion mode.")
+config.define("jax_default_matmul_precision", None, kind=str, help="Matmul precision.")
+config.define("jax_default_prng_impl", "threefry2x32", kind=str, help="Default PRNG.")
+config.define("jax_platforms", None, kind=str, help="Platforms to use.")
+config.define("jax_platform_name", None, kind=str, help="Platform to use.")
+config.define("jax_log_compiles", False, help="Log each compilation.")
+config.define("jax_check_tracer_leaks", False, help="Check for leaked tracers.")
+config.define("jax_traceback_filtering", "auto", kind=str, help="Traceback filtering.")
+
+
+def _flag_context(name):
+  def context(new_val=True):
+    return config.override(name, new_val)
+  context.__name__ = name[len("jax_"):]
+  return context
+
+
+enable_x64 = _flag_context("jax_enable_x64")
+debug_nans = _flag_context("jax_debug_nans")
+debug_infs = _flag_context("jax_debug_infs")
+enable_checks = _flag_context("jax_enable_checks")
+numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion")
+numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
+default_matmul_precision = _flag_context("jax_default_matmul_precision")
+threefry_partitionable = _flag_context("jax_threefry_partitionable")
