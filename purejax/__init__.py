@@ -1,1 +1,36 @@
-"""purejax: JAX, written in Python."""
+"""purejax: JAX, written in Python.
+
+``import purejax as jax`` and ``import purejax.numpy as jnp`` give JAX's
+API: jit, make_jaxpr, pytrees, a NumPy API on a strict primitive layer
+(``purejax.lax``), and more as the status table in the README says.
+"""
+import warnings as _warnings
+
+from purejax._src.config import config
+from purejax._src.config import (
+    debug_infs, debug_nans, default_matmul_precision, enable_checks, enable_x64,
+    numpy_dtype_promotion, numpy_rank_promotion)
+from purejax._src.api import (
+    ShapeDtypeStruct, block_until_ready, device_get, device_put, disable_jit,
+    eval_shape, jit, make_jaxpr)
+from purejax._src.array import Array
+from purejax._src.devices import (
+    default_backend, device_count, devices, local_device_count, local_devices,
+    process_count, process_index)
+
+from purejax import dtypes
+from purejax import errors
+from purejax import lax
+from purejax import numpy
+from purejax import tree
+from purejax import tree_util
+from purejax import ops
+
+__version__ = "0.1.0"
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+  """Deprecated alias of ``purejax.tree.map`` (kept for old JAX code)."""
+  _warnings.warn("jax.tree_map is deprecated: use jax.tree.map (or "
+                 "jax.tree_util.tree_map) instead.", DeprecationWarning, stacklevel=2)
+  return tree_util.tree_map(f, tree, *rest, is_leaf=is_leaf)

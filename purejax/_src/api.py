@@ -1,0 +1,416 @@
+"""User-facing transformations of the core: jit, make_jaxpr, eval_shape,
+device_put and friends."""
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from purejax._src import core
+from purejax._src import devices
+from purejax._src import dtypes
+from purejax._src import source_info
+from purejax._src import tree_util
+from purejax._src.array import Array, wrap_numpy
+from purejax._src.config import config
+from purejax._src.interpreters import partial_eval as pe
+from purejax._src.jaxpr import ClosedJaxpr
+from purejax._src.pjit import executable_for, pjit_p
+
+
+# ---------------------------------------------------------------------------
+# Splitting a call's arguments into static values and traced leaves
+
+def _normalize_argnums(fun, static_argnums, static_argnames):
+  """JAX infers static_argnames from static_argnums and vice versa."""
+  if isinstance(static_argnums, int):
+    static_argnums = (static_argnums,)
+  if isinstance(static_argnames, str):
+    static_argnames = (static_argnames,)
+  static_argnums = tuple(static_argnums or ())
+  static_argnames = tuple(static_argnames or ())
+  try:
+    params = list(inspect.signature(fun).parameters.values())
+  except (TypeError, ValueError):
+    return static_argnums, static_argnames
+  positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  nums, names = set(static_argnums), set(static_argnames)
+  for i, p in enumerate(positional):
+    if p.name in names:
+      nums.add(i)
+    if (i in nums or i - len(positional) in nums) and p.kind != p.POSITIONAL_ONLY:
+      names.add(p.name)
+  return tuple(sorted(nums)), tuple(sorted(names))
+
+
+class _CallSignature:
+  """One call's split: static values, flat dynamic leaves and their tree."""
+  __slots__ = ("statics", "leaves", "treedef", "dyn_positions", "dyn_kwarg_names")
+
+  def __init__(self, args, kwargs, static_argnums, static_argnames):
+    nargs = len(args)
+    static_pos = {i % nargs for i in static_argnums if -nargs <= i < nargs} if nargs else set()
+    dyn_positions = [i for i in range(nargs) if i not in static_pos]
+    dyn_kwarg_names = sorted(k for k in kwargs if k not in static_argnames)
+    self.statics = (tuple((i, args[i]) for i in sorted(static_pos)),
+                    tuple(sorted((k, v) for k, v in kwargs.items() if k in static_argnames)))
+    dyn_args = tuple(args[i] for i in dyn_positions)
+    dyn_kwargs = {k: kwargs[k] for k in dyn_kwarg_names}
+    self.leaves, self.treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    self.dyn_positions = dyn_positions
+    self.dyn_kwarg_names = dyn_kwarg_names
+
+  def rebuild(self, nargs, leaves):
+    """The (args, kwargs) a call sees, with ``leaves`` for the dynamic ones."""
+    dyn_args, dyn_kwargs = self.treedef.unflatten(leaves)
+    args = [None] * nargs
+    for i, x in zip(self.dyn_positions, dyn_args):
+      args[i] = x
+    for i, x in self.statics[0]:
+      args[i] = x
+    kwargs = dict(dyn_kwargs)
+    kwargs.update(self.statics[1])
+    return args, kwargs
+
+
+def _check_hashable(statics):
+  for _, value in statics[0] + statics[1]:
+    try:
+      hash(value)
+    except TypeError as err:
+      raise ValueError(
+          "Non-hashable static arguments are not supported. An error occurred "
+          f"while trying to hash an object of type {type(value)}, {value}. "
+          f"The error was:\nTypeError: {err}\n") from None
+
+
+def _arg_names(fun, sig_split, args, kwargs):
+  """Names of the flat dynamic leaves (``x``, ``d['a']``, ``args[1]``)."""
+  try:
+    params = inspect.signature(fun).parameters
+  except (TypeError, ValueError):
+    params = {}
+  positional = [p.name for p in params.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  var_pos = next((p.name for p in params.values() if p.kind == p.VAR_POSITIONAL), "args")
+  var_kw = next((p.name for p in params.values() if p.kind == p.VAR_KEYWORD), "kwargs")
+  names = []
+
+  def add(base, value):
+    for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+      names.append(base + tree_util.keystr(path))
+
+  for i in sig_split.dyn_positions:
+    add(positional[i] if i < len(positional) else f"{var_pos}[{i - len(positional)}]", args[i])
+  for k in sig_split.dyn_kwarg_names:
+    add(k if k in params else f"{var_kw}[{k!r}]", kwargs[k])
+  return names
+
+
+def _leaf_aval(fun, leaf, name):
+  try:
+    return core.get_aval(leaf)
+  except TypeError:
+    raise TypeError(
+        f"Error interpreting argument to {fun} as an abstract array. The "
+        f"problematic value is of type {type(leaf)} and was passed to the "
+        f"function at path {name}.\nThis typically means that a jit-wrapped "
+        "function was called with a non-array argument, and this argument was "
+        "not marked as static using the static_argnums or static_argnames "
+        "parameters of jax.jit.") from None
+
+
+# ---------------------------------------------------------------------------
+# Tracing a call to a jaxpr
+
+class _Traced:
+  """A traced call: its closed jaxpr (consts hoisted to leading inputs),
+  the constant values, and the output tree."""
+  __slots__ = ("jaxpr", "consts", "out_tree", "in_avals", "closes_over_tracers")
+
+  def __init__(self, jaxpr, consts, out_tree, in_avals):
+    self.jaxpr = jaxpr
+    self.consts = consts
+    self.out_tree = out_tree
+    self.in_avals = in_avals
+    self.closes_over_tracers = any(isinstance(c, core.Tracer) for c in consts)
+
+
+def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
+  debug = pe.DebugInfo(source_info.function_location(fun),
+                       _arg_names(fun, sig_split, args, kwargs), traced_for)
+  out_tree_box = []
+
+  def flat_fun(*leaves):
+    call_args, call_kwargs = sig_split.rebuild(len(args), leaves)
+    out = fun(*call_args, **call_kwargs)
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    out_tree_box.append(out_tree)
+    return out_leaves
+
+  jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, debug)
+  return jaxpr, consts, out_tree_box[0]
+
+
+# ---------------------------------------------------------------------------
+# jit
+
+# Traces shared by every jit of the same function, as in JAX: a new
+# ``jit(f)`` object reuses what an earlier one traced.
+_trace_caches = weakref.WeakKeyDictionary()
+
+
+class JitWrapped:
+  """A function compiled by ``jit``; call it like the function itself."""
+
+  def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
+               donate_argnames, inline, keep_unused):
+    if not callable(fun):
+      raise TypeError(f"Expected a callable value, got {fun}")
+    self._fun = fun
+    self._static_argnums, self._static_argnames = _normalize_argnums(
+        fun, static_argnums, static_argnames)
+    self._donate_argnums = donate_argnums
+    self._options = (self._static_argnums, self._static_argnames, inline)
+    functools.update_wrapper(self, fun, updated=())
+    self._own_cache = None
+
+  def _cache(self):
+    try:
+      per_fun = _trace_caches.get(self._fun)
+      if per_fun is None:
+        per_fun = _trace_caches[self._fun] = {}
+    except TypeError:   # not weak-referenceable or not hashable
+      if self._own_cache is None:
+        self._own_cache = {}
+      return self._own_cache
+    return per_fun.setdefault(self._options, {})
+
+  def _split(self, args, kwargs):
+    split = _CallSignature(args, kwargs, self._static_argnums, self._static_argnames)
+    _check_hashable(split.statics)
+    return split
+
+  def _get_traced(self, args, kwargs):
+    split = self._split(args, kwargs)
+    in_avals = [core.get_aval(x) if core.is_array_like(x) else None for x in split.leaves]
+    if None in in_avals:
+      names = _arg_names(self._fun, split, args, kwargs)
+      in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
+    key = (split.treedef, tuple(in_avals), split.statics, config.trace_state())
+    cache = self._cache()
+    traced = cache.get(key)
+    if traced is None:
+      jaxpr, consts, out_tree = _trace_call(self._fun, split, args, kwargs, in_avals)
+      closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
+      traced = _Traced(closed, consts, out_tree, in_avals)
+      if not traced.closes_over_tracers:
+        cache[key] = traced
+    return traced, split
+
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit:
+      return self._fun(*args, **kwargs)
+    traced, split = self._get_traced(args, kwargs)
+    inputs = traced.consts + split.leaves
+    if core.current_trace() is core.eval_trace:
+      outs = _run_compiled(traced, inputs)
+    else:
+      outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr,
+                         name=source_info.function_name(self._fun))
+    return traced.out_tree.unflatten(outs)
+
+  def trace(self, *args, **kwargs):
+    traced, _ = self._get_traced(args, kwargs)
+    return Traced(traced, source_info.function_name(self._fun))
+
+  def lower(self, *args, **kwargs):
+    return self.trace(*args, **kwargs).lower()
+
+  def eval_shape(self, *args, **kwargs):
+    traced, _ = self._get_traced(args, kwargs)
+    return traced.out_tree.unflatten(
+        [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+         for a in traced.jaxpr.out_avals])
+
+  def _cache_size(self):
+    return len(self._cache())
+
+  def clear_cache(self):
+    self._cache().clear()
+
+  def __get__(self, obj, objtype=None):
+    # jit on a method: bind like a function does.
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  def __repr__(self):
+    return f"<PjitFunction of {self._fun!r}>"
+
+
+def _run_compiled(traced, inputs):
+  vals = [x._value if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
+  outs = executable_for(traced.jaxpr)(*vals)
+  results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
+  if config.jax_debug_nans or config.jax_debug_infs:
+    from purejax._src.interpreters.dispatch import check_special
+    check_special("jit", results)
+  return results
+
+
+class Traced:
+  """``jit(f).trace(*args)``: the jaxpr of one call."""
+
+  def __init__(self, traced, name):
+    self._traced = traced
+    self._name = name
+
+  @property
+  def jaxpr(self):
+    return self._traced.jaxpr
+
+  @property
+  def out_info(self):
+    return self._traced.out_tree.unflatten(
+        [ShapeDtypeStruct(a.shape, a.dtype) for a in self._traced.jaxpr.out_avals])
+
+  def lower(self):
+    return Lowered(self._traced, self._name)
+
+
+class Lowered:
+  """``jit(f).lower(*args)``.  purejax's lowered form is the jaxpr itself."""
+
+  def __init__(self, traced, name):
+    self._traced = traced
+    self._name = name
+
+  def as_text(self, dialect=None, **kwargs):
+    return str(self._traced.jaxpr)
+
+  def compile(self):
+    return Compiled(self._traced)
+
+
+class Compiled:
+  def __init__(self, traced):
+    self._traced = traced
+
+  def as_text(self):
+    return str(self._traced.jaxpr)
+
+  def __call__(self, *args, **kwargs):
+    leaves = tree_util.tree_leaves((args, kwargs))
+    outs = _run_compiled(self._traced, self._traced.consts + leaves)
+    return self._traced.out_tree.unflatten(outs)
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, inline=False, keep_unused=False, device=None,
+        backend=None, in_shardings=None, out_shardings=None, abstracted_axes=None,
+        compiler_options=None):
+  """Compiles ``fun``: traces it once per argument signature to a jaxpr.
+
+  Donation and sharding options are accepted and ignored (one CPU device).
+  """
+  if fun is None:
+    return functools.partial(
+        jit, static_argnums=static_argnums, static_argnames=static_argnames,
+        donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+        inline=inline, keep_unused=keep_unused)
+  return JitWrapped(fun, static_argnums, static_argnames, donate_argnums,
+                    donate_argnames, inline, keep_unused)
+
+
+def disable_jit(disable=True):
+  """Context manager: jitted functions run eagerly, op by op."""
+  return config.override("jax_disable_jit", disable)
+
+
+# ---------------------------------------------------------------------------
+# make_jaxpr, eval_shape
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
+               abstracted_axes=None):
+  """``make_jaxpr(f)(*args)`` is the ClosedJaxpr ``jit`` would trace."""
+  static_argnums, static_argnames = _normalize_argnums(fun, static_argnums, ())
+
+  @functools.wraps(fun)
+  def make(*args, **kwargs):
+    split = _CallSignature(args, kwargs, static_argnums, static_argnames)
+    names = _arg_names(fun, split, args, kwargs)
+    in_avals = [_leaf_aval(fun, x, n) for x, n in zip(split.leaves, names)]
+    jaxpr, consts, out_tree = _trace_call(fun, split, args, kwargs, in_avals)
+    closed = ClosedJaxpr(jaxpr, consts)
+    if return_shape:
+      shapes = out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                   for a in jaxpr.out_avals])
+      return closed, shapes
+    return closed
+
+  return make
+
+
+class ShapeDtypeStruct:
+  """A shape and dtype standing in for an array (``eval_shape``'s results)."""
+  __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+  def __init__(self, shape, dtype, weak_type=False, sharding=None):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype)
+    self.weak_type = weak_type
+    self.sharding = sharding
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape)))
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, self.dtype, self.weak_type)
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+
+def eval_shape(fun, *args, **kwargs):
+  """The shapes and dtypes ``fun`` would return, computed without running it."""
+  return jit(fun).eval_shape(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Moving data
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+  """Puts every leaf of ``x`` on the (single CPU) device as an Array."""
+  return tree_util.tree_map(_put_leaf, x)
+
+
+def _put_leaf(x):
+  if isinstance(x, core.Tracer):
+    return x
+  if type(x) is Array:
+    return x
+  aval = core.get_aval(x)
+  return wrap_numpy(np.array(x, dtype=aval.dtype), aval)
+
+
+def device_get(x):
+  """Every Array leaf of ``x`` as a NumPy array."""
+  return tree_util.tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+
+
+def block_until_ready(x):
+  """Waits for every array in ``x`` (purejax computes synchronously)."""
+  for leaf in tree_util.tree_leaves(x):
+    if hasattr(leaf, "block_until_ready"):
+      leaf.block_until_ready()
+  return x

@@ -1,0 +1,190 @@
+"""The Array type: an immutable array backed by a NumPy buffer.
+
+Operators and most methods (``x + y``, ``x.sum()``, ``x.at[...]``) are shared
+with tracers and installed by ``purejax.numpy``; this module holds what only
+concrete arrays have: their value, conversions, printing.
+"""
+import numpy as np
+
+from purejax._src import core
+from purejax._src import devices as _devices
+
+_IMMUTABLE_MESSAGE = (
+    "JAX arrays are immutable and do not support in-place item assignment. "
+    "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+def immutable_error():
+  return TypeError(_IMMUTABLE_MESSAGE)
+
+
+class Array(core.ArrayBase):
+  """A concrete array.  Create one with ``jnp.array`` or ``device_put``."""
+  __slots__ = ("_value", "aval", "__weakref__")
+
+  def __init__(self, value, weak_type=False):
+    value = np.asarray(value)
+    aval = core.ShapedArray(value.shape, value.dtype, weak_type)
+    _init(self, value, aval)
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+  weak_type = property(lambda self: self.aval.weak_type)
+  ndim = property(lambda self: len(self.aval.shape))
+  size = property(lambda self: self._value.size)
+  itemsize = property(lambda self: self._value.itemsize)
+  nbytes = property(lambda self: self._value.nbytes)
+
+  # -- conversions to Python and NumPy ---------------------------------------
+
+  def __array__(self, dtype=None, copy=None):
+    if copy:
+      return np.array(self._value, dtype=dtype)
+    return np.asarray(self._value, dtype=dtype)
+
+  def __bool__(self):
+    return bool(self._value)
+
+  def __int__(self):
+    return int(self._value)
+
+  def __float__(self):
+    return float(self._value)
+
+  def __complex__(self):
+    return complex(self._value)
+
+  def __index__(self):
+    if not np.issubdtype(self.dtype, np.integer):
+      raise TypeError(f"only integer scalar arrays can be converted to a scalar index")
+    return self._value.__index__()
+
+  def item(self, *args):
+    return self._value.item(*args)
+
+  def tolist(self):
+    return self._value.tolist()
+
+  def __len__(self):
+    if not self.aval.shape:
+      raise TypeError("len() of unsized object")
+    return self.aval.shape[0]
+
+  def __iter__(self):
+    if not self.aval.shape:
+      raise TypeError("iteration over a 0-d array")
+    # Rows share this array's (read-only) buffer, so iterating is cheap.
+    weak = self.aval.weak_type
+    return (wrap_numpy(row, core.ShapedArray(row.shape, row.dtype, weak))
+            for row in self._value)
+
+  def __hash__(self):
+    raise TypeError("unhashable type: 'Array'")
+
+  def __setitem__(self, idx, value):
+    raise immutable_error()
+
+  def __reduce__(self):
+    return (_rebuild, (self._value, self.aval.weak_type))
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return self
+
+  # -- printing --------------------------------------------------------------
+
+  def __repr__(self):
+    return array_repr(self._value, self.aval.weak_type)
+
+  def __str__(self):
+    return str(self._value)
+
+  def __format__(self, spec):
+    if self.ndim == 0:
+      return format(self._value[()], spec)
+    return format(self._value, spec)
+
+  # -- devices and asynchrony (purejax computes synchronously) ---------------
+
+  def block_until_ready(self):
+    return self
+
+  def copy_to_host_async(self):
+    pass
+
+  def is_ready(self):
+    return True
+
+  @property
+  def device(self):
+    return _devices.CPU
+
+  def devices(self):
+    return {_devices.CPU}
+
+  @property
+  def committed(self):
+    return False
+
+  is_fully_addressable = True
+  is_fully_replicated = True
+
+  def addressable_data(self, index):
+    if index != 0:
+      raise IndexError(index)
+    return self
+
+  @property
+  def addressable_shards(self):
+    return [self]
+
+  def delete(self):
+    pass
+
+  def is_deleted(self):
+    return False
+
+  def unsafe_buffer_pointer(self):
+    return self._value.ctypes.data
+
+
+def _init(array, value, aval):
+  value.flags.writeable = False
+  array._value = value
+  array.aval = aval
+
+
+def _rebuild(value, weak_type):
+  return Array(value, weak_type)
+
+
+_new = object.__new__
+
+
+def wrap_numpy(value, aval):
+  """An Array of the NumPy value ``value``, converted to ``aval``'s dtype."""
+  if type(value) is not np.ndarray or value.dtype != aval.dtype:
+    value = np.asarray(value, dtype=aval.dtype)
+  out = _new(Array)
+  if value.flags.writeable:
+    value.flags.writeable = False
+  out._value = value
+  out.aval = aval
+  return out
+
+
+def array_repr(value, weak_type):
+  prefix = "Array("
+  dtype_text = f"dtype={value.dtype.name}" + (", weak_type=True" if weak_type else "") + ")"
+  width = np.get_printoptions()["linewidth"]
+  if value.size == 0:
+    body = f"[], shape={value.shape}"
+  else:
+    body = np.array2string(value, prefix=prefix, suffix=",", separator=", ",
+                           max_line_width=width)
+  last_line = len(body) - body.rfind("\n") + 1
+  sep = " " * len(prefix) if last_line + len(dtype_text) + 1 > width else " "
+  return f"{prefix}{body},{sep}{dtype_text}"

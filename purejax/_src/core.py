@@ -1,0 +1,406 @@
+"""The language: abstract values, primitives, traces and tracers.
+
+Tracing is "stackless": there is one current trace.  ``Primitive.bind`` hands
+the primitive to it; a trace's rules run with the trace's parent as the
+current trace, so the values they compute go one level out.  The bottom trace
+is ``EvalTrace``, which runs a primitive's implementation on concrete arrays.
+
+Every trace object is its own tag: a tracer belongs to exactly one trace, and
+a value that is not a tracer of the current trace is a constant to it.
+"""
+import contextlib
+import itertools
+import operator
+
+import numpy as np
+
+from purejax._src import dtypes
+from purejax._src import errors
+from purejax._src.config import config
+
+
+# ---------------------------------------------------------------------------
+# Abstract values
+
+_SHORT_DTYPE_NAMES = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "complex64": "c64", "complex128": "c128",
+}
+
+
+def short_dtype_name(dtype):
+  name = dtype.name
+  if dtype == dtypes.float0:
+    return "float0"
+  return _SHORT_DTYPE_NAMES.get(name, name)
+
+
+def dtype_name(dtype):
+  return "float0" if dtype == dtypes.float0 else dtype.name
+
+
+class ShapedArray:
+  """The set of arrays with a given shape, dtype and weak type."""
+  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  array_abstraction_level = 1
+
+  def __init__(self, shape, dtype, weak_type=False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype)
+    self.weak_type = bool(weak_type)
+    self._hash = None
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: _prod(self.shape))
+
+  def __eq__(self, other):
+    return (type(other) is ShapedArray and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    if self._hash is None:
+      self._hash = hash((self.shape, self.dtype, self.weak_type))
+    return self._hash
+
+  def update(self, shape=None, dtype=None, weak_type=None):
+    return ShapedArray(self.shape if shape is None else shape,
+                       self.dtype if dtype is None else dtype,
+                       self.weak_type if weak_type is None else weak_type)
+
+  def strip_weak_type(self):
+    return self.update(weak_type=False) if self.weak_type else self
+
+  def str_short(self, short_dtypes=False, mark_weak=False):
+    name = short_dtype_name(self.dtype) if short_dtypes else dtype_name(self.dtype)
+    shape = ",".join(map(str, self.shape))
+    return f"{'~' if mark_weak and self.weak_type else ''}{name}[{shape}]"
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    return f"ShapedArray({self.str_short()}{weak})"
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+
+def _prod(xs):
+  out = 1
+  for x in xs:
+    out *= x
+  return out
+
+
+_PYTHON_SCALAR_KINDS = {int: "int", float: "float", complex: "complex", bool: "bool"}
+
+
+def python_scalar_aval(x):
+  """Python scalars are weakly typed (bools are not)."""
+  kind = type(x)
+  if kind is bool:
+    return ShapedArray((), np.dtype(bool), False)
+  if kind is int:
+    dtype = dtypes.default_int_dtype()
+    _check_int_fits(x, dtype)
+    return ShapedArray((), dtype, True)
+  if kind is float:
+    return ShapedArray((), dtypes.default_float_dtype(), True)
+  return ShapedArray((), dtypes.default_complex_dtype(), True)
+
+
+def _check_int_fits(x, dtype):
+  info = np.iinfo(dtype)
+  if not info.min <= x <= info.max:
+    raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
+
+
+def get_aval(x):
+  """The abstract value of any array-like value (Array, tracer, scalar...)."""
+  aval = getattr(x, "aval", None)
+  if aval is not None:
+    return aval
+  kind = type(x)
+  if kind in _PYTHON_SCALAR_KINDS:
+    return python_scalar_aval(x)
+  if isinstance(x, (np.ndarray, np.generic)):
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+  for base in (bool, int, float, complex):  # subclasses, e.g. IntEnum
+    if isinstance(x, base):
+      return python_scalar_aval(base(x))
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+def is_array_like(x):
+  """True for values JAX accepts as arrays (not lists or tuples)."""
+  return (isinstance(x, (ArrayBase, np.ndarray, np.generic))
+          or type(x) in _PYTHON_SCALAR_KINDS
+          or isinstance(x, (bool, int, float, complex)))
+
+
+def concrete_numpy_value(x):
+  """``x`` as a canonical-dtype NumPy array (x must be concrete)."""
+  if isinstance(x, ArrayBase):
+    return x._value
+  aval = get_aval(x)
+  return np.asarray(x, dtype=aval.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Primitives
+
+class Primitive:
+  """A primitive operation; every rule about it is an attribute of it.
+
+  ``impl(*numpy_arrays, **params)`` computes it on NumPy arrays (the
+  reference backend); ``abstract_eval(*avals, **params)`` gives the output
+  aval (a list of them when ``multiple_results``).  The interpreters look
+  up their own rules here: ``jvp``, ``transpose``, ``batch``, ``c_code``.
+  """
+  multiple_results = False
+
+  def __init__(self, name, multiple_results=False):
+    self.name = name
+    self.multiple_results = multiple_results
+    self.impl = None
+    self.abstract_eval = None
+    self.jvp = None
+    self.transpose = None
+    self.batch = None
+    self.c_code = None
+    self.is_linear = False
+    self.elementwise = False
+    self._aval_cache = {}
+
+  def __repr__(self):
+    return self.name
+
+  def bind(self, *args, **params):
+    return _ctx.trace.process_primitive(self, args, params)
+
+  def eval_avals(self, avals, params):
+    """``abstract_eval`` with a cache (eager dispatch runs it on every op)."""
+    try:
+      key = (avals, tuple(params.items()))
+      hit = self._aval_cache.get(key)
+    except TypeError:   # an unhashable param: compute without caching
+      return self.abstract_eval(*avals, **params)
+    if hit is None:
+      hit = self.abstract_eval(*avals, **params)
+      if len(self._aval_cache) > 4096:
+        self._aval_cache.clear()
+      self._aval_cache[key] = hit
+    return hit
+
+  # Decorators, so that a primitive's rules are written right below it.
+  def def_impl(self, f):
+    self.impl = f
+    return f
+
+  def def_abstract_eval(self, f):
+    self.abstract_eval = f
+    return f
+
+  def def_jvp(self, f):
+    self.jvp = f
+    return f
+
+  def def_transpose(self, f):
+    self.transpose = f
+    return f
+
+  def def_batch(self, f):
+    self.batch = f
+    return f
+
+
+# ---------------------------------------------------------------------------
+# Traces
+
+class _TraceContext:
+  __slots__ = ("trace",)
+
+
+_ctx = _TraceContext()
+
+
+def current_trace():
+  return _ctx.trace
+
+
+@contextlib.contextmanager
+def set_current_trace(trace):
+  prev = _ctx.trace
+  _ctx.trace = trace
+  try:
+    yield trace
+  finally:
+    _ctx.trace = prev
+
+
+_trace_ids = itertools.count()
+
+
+class Trace:
+  """A transformation in progress.  Subclasses define ``process_primitive``."""
+
+  def __init__(self, parent=None):
+    self.parent = parent
+    self.id = next(_trace_ids)
+    self.valid = True
+
+  def process_primitive(self, primitive, args, params):
+    raise TypeError(f"{type(self).__name__} cannot process {primitive}")
+
+  def describe_dependence(self, tracer):
+    """Text for concretization errors: what the value depends on."""
+    return ""
+
+  def invalidate(self):
+    self.valid = False
+
+  def __repr__(self):
+    return f"{type(self).__name__}(id={self.id})"
+
+
+class EvalTrace(Trace):
+  """The bottom trace: runs primitives on concrete values (eager mode)."""
+
+  def process_primitive(self, primitive, args, params):
+    from purejax._src.interpreters import dispatch
+    return dispatch.apply_primitive(primitive, args, params)
+
+
+eval_trace = EvalTrace()
+_ctx.trace = eval_trace
+
+
+def escaped_tracer_error(tracer, detail=""):
+  return errors.UnexpectedTracerError(
+      "Encountered an unexpected tracer. A function transformed by JAX had a "
+      "side effect, allowing for a reference to an intermediate value with "
+      f"type {tracer.aval.str_short()} wrapped in a "
+      f"{type(tracer).__name__} to escape the scope of the transformation.\n"
+      "JAX transformations require that functions explicitly return their "
+      "outputs, and disallow saving intermediate values to global state."
+      f"{detail}")
+
+
+# ---------------------------------------------------------------------------
+# Arrays and tracers share one base class; purejax.numpy fills in its
+# operators and methods (``x + y``, ``x.sum()``...) when it is imported.
+
+class ArrayBase:
+  __slots__ = ()
+  __array_priority__ = 100
+
+
+class Tracer(ArrayBase):
+  """A value being traced by ``_trace``; behaves like an array."""
+  __slots__ = ("_trace", "__weakref__")
+
+  # Subclasses define ``aval`` (attribute or property).
+
+  @property
+  def shape(self):
+    return self.aval.shape
+
+  @property
+  def dtype(self):
+    return self.aval.dtype
+
+  @property
+  def weak_type(self):
+    return self.aval.weak_type
+
+  @property
+  def ndim(self):
+    return len(self.aval.shape)
+
+  @property
+  def size(self):
+    return self.aval.size
+
+  def __len__(self):
+    return len(self.aval)
+
+  def to_concrete_value(self):
+    """The concrete value this tracer stands for, if there is one."""
+    return None
+
+  def _short_description(self):
+    return f"traced array with shape {self.aval.str_short()}"
+
+  def _concrete_or_raise(self, error_class, context=""):
+    value = self.to_concrete_value()
+    if value is None:
+      raise error_class(self, self._trace.describe_dependence(self) + context)
+    return value
+
+  def __bool__(self):
+    return bool(self._concrete_or_raise(errors.TracerBoolConversionError))
+
+  def __index__(self):
+    return operator.index(self._concrete_or_raise(errors.TracerIntegerConversionError))
+
+  def _conversion(self, name):
+    hint = (f"\nThe problem arose with the `{name}` function. If trying to "
+            "convert the data type of a value, try using "
+            f"`x.astype({name})` or `jnp.array(x, {name})` instead.")
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, hint.lstrip("\n") + self._trace.describe_dependence(self))
+    return value
+
+  def __int__(self):
+    return int(self._conversion("int"))
+
+  def __float__(self):
+    return float(self._conversion("float"))
+
+  def __complex__(self):
+    return complex(self._conversion("complex"))
+
+  def __array__(self, dtype=None, copy=None):
+    value = self._concrete_or_raise(errors.TracerArrayConversionError)
+    return np.asarray(value, dtype=dtype)
+
+  def item(self, *args):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, "This occurred in the item() method of jax.Array"
+          + self._trace.describe_dependence(self))
+    return np.asarray(value).item(*args)
+
+  def tolist(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, "The tolist() method was called on traced array with shape "
+          f"{self.aval.str_short()}." + self._trace.describe_dependence(self))
+    return np.asarray(value).tolist()
+
+  def __hash__(self):
+    raise TypeError(f"unhashable type: {type(self).__name__}")
+
+  def __setitem__(self, idx, value):
+    from purejax._src.array import immutable_error
+    raise immutable_error()
+
+  def __iter__(self):
+    if not self.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
+
+  def __repr__(self):
+    return f"{self._tracer_name}({self.aval.str_short(mark_weak=True)})"
+
+  __str__ = __repr__
+  _tracer_name = "Tracer"
+
+  def block_until_ready(self):
+    return self

@@ -1,0 +1,158 @@
+"""Staging: tracing a Python function into a jaxpr (what jit and make_jaxpr do).
+
+``DynamicJaxprTrace`` records every primitive applied to its tracers as an
+equation.  Values it did not create are constants to it: concrete scalars
+become literals, anything else (arrays, or tracers of an enclosing trace)
+becomes a constvar whose value travels with the jaxpr.
+"""
+from purejax._src import core
+from purejax._src import jaxpr_printer
+from purejax._src import source_info
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, literal_value
+
+
+class DebugInfo:
+  """What error messages say about the function being traced."""
+  __slots__ = ("func_location", "arg_names", "traced_for")
+
+  def __init__(self, func_location, arg_names, traced_for="jit"):
+    self.func_location = func_location
+    self.arg_names = arg_names
+    self.traced_for = traced_for
+
+
+class DynamicJaxprTracer(core.Tracer):
+  __slots__ = ("aval", "var")
+  _tracer_name = "JitTracer"
+
+  def __init__(self, trace, aval, var):
+    self._trace = trace
+    self.aval = aval
+    self.var = var
+
+
+class DynamicJaxprTrace(core.Trace):
+
+  def __init__(self, parent, debug_info=None):
+    super().__init__(parent)
+    self.debug_info = debug_info
+    self.invars = []
+    self.eqns = []
+    self.producers = {}        # Var -> the equation that made it
+    self.constvars = []
+    self.const_values = []
+    self._const_tracers = {}   # id(value) -> tracer, so a const is lifted once
+
+  def new_arg(self, aval):
+    var = Var(aval)
+    self.invars.append(var)
+    return DynamicJaxprTracer(self, aval, var)
+
+  def to_tracer(self, x):
+    if isinstance(x, DynamicJaxprTracer) and x._trace is self:
+      return x
+    if isinstance(x, core.Tracer) and not x._trace.valid:
+      raise core.escaped_tracer_error(x)
+    tracer = self._const_tracers.get(id(x))
+    if tracer is not None:
+      return tracer
+    lit = literal_value(x)
+    if lit is not None:
+      tracer = DynamicJaxprTracer(self, lit.aval, lit)
+    else:
+      var = Var(core.get_aval(x))
+      self.constvars.append(var)
+      self.const_values.append(x)
+      tracer = DynamicJaxprTracer(self, var.aval, var)
+    self._const_tracers[id(x)] = tracer
+    return tracer
+
+  def process_primitive(self, primitive, args, params):
+    tracers = [self.to_tracer(x) for x in args]
+    avals = tuple(t.aval for t in tracers)
+    out_avals = primitive.abstract_eval(*avals, **params)
+    multiple = primitive.multiple_results
+    outvars = [Var(a) for a in (out_avals if multiple else [out_avals])]
+    eqn = JaxprEqn([t.var for t in tracers], outvars, primitive, params,
+                   source_info.current_source_info())
+    self.eqns.append(eqn)
+    for v in outvars:
+      self.producers[v] = eqn
+    outs = [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+    return outs if multiple else outs[0]
+
+  def to_jaxpr(self, out_values):
+    """The jaxpr computing ``out_values``, and its constants' values."""
+    outvars = [self.to_tracer(x).var for x in out_values]
+    jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
+    return jaxpr, list(self.const_values)
+
+  # -- error messages --------------------------------------------------------
+
+  def describe_dependence(self, tracer):
+    info = self.debug_info
+    if info is None or not isinstance(tracer, DynamicJaxprTracer) or tracer._trace is not self:
+      return ""
+    head = (f"\nThe error occurred while tracing the function {info.func_location} "
+            f"for {info.traced_for}.")
+    arg_positions, eqns = self._dependence(tracer.var)
+    if arg_positions:
+      names = [info.arg_names[i] if i < len(info.arg_names) else f"args[{i}]"
+               for i in arg_positions]
+      if len(names) == 1:
+        what = f"the value of the argument {names[0]}"
+      else:
+        what = f"the values of the arguments {', '.join(names[:-1])} and {names[-1]}"
+      return (f"{head} This concrete value was not available in Python because "
+              f"it depends on {what}.")
+    if not eqns:
+      return head
+    lines = [f"  operation {jaxpr_printer.eqn_to_string(e)}\n    from line {e.source_info}"
+             for e in eqns]
+    return (f"{head} This value became a tracer due to JAX operations on these "
+            "lines:\n\n" + "\n\n".join(lines))
+
+  def _dependence(self, var):
+    """The argument positions ``var`` depends on, and the equations on the way."""
+    invar_index = {v: i for i, v in enumerate(self.invars)}
+    positions, seen, eqns, stack = set(), set(), [], [var]
+    while stack:
+      v = stack.pop()
+      if v in seen or not isinstance(v, Var):
+        continue
+      seen.add(v)
+      if v in invar_index:
+        positions.add(invar_index[v])
+      eqn = self.producers.get(v)
+      if eqn is not None and eqn not in eqns:
+        eqns.append(eqn)
+        stack.extend(eqn.invars)
+    order = {id(e): i for i, e in enumerate(self.eqns)}
+    eqns.sort(key=lambda e: order[id(e)])
+    return sorted(positions), eqns
+
+
+def trace_to_jaxpr(fun, in_avals, debug_info=None):
+  """Traces ``fun(*flat_args) -> flat_outs`` on abstract inputs.
+
+  Returns ``(jaxpr, consts)``: the constvars' values may include tracers of
+  enclosing traces (values the function closed over).
+  """
+  parent = core.current_trace()
+  trace = DynamicJaxprTrace(parent, debug_info)
+  args = [trace.new_arg(a) for a in in_avals]
+  try:
+    with core.set_current_trace(trace):
+      outs = fun(*args)
+    return trace.to_jaxpr(outs)
+  finally:
+    trace.invalidate()
+
+
+def convert_constvars_jaxpr(jaxpr):
+  """Turns constvars into leading invars (closure conversion)."""
+  return Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+
+
+def close_jaxpr(jaxpr):
+  return ClosedJaxpr(jaxpr, [])

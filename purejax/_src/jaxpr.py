@@ -1,0 +1,162 @@
+"""The jaxpr IR: variables, literals, equations, jaxprs, and their evaluation.
+
+A jaxpr is a typed, first-order program in A-normal form.  Printing lives in
+``jaxpr_printer``; type checking in ``jaxpr_check``.
+"""
+import numpy as np
+
+from purejax._src import core
+
+
+class Var:
+  """A variable; names are given only when a jaxpr is printed."""
+  __slots__ = ("aval",)
+
+  def __init__(self, aval):
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Var({self.aval.str_short(short_dtypes=True)})"
+
+
+class DropVar(Var):
+  """An output nobody reads (printed as ``_``)."""
+  __slots__ = ()
+
+
+class Literal:
+  """A scalar constant inlined into an equation (printed ``1.0:f32[]``)."""
+  __slots__ = ("val", "aval")
+
+  def __init__(self, val, aval):
+    self.val = val
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Literal({self.val!r})"
+
+
+class SourceInfo:
+  """Where in the user's code an equation was traced."""
+  __slots__ = ("filename", "lineno", "col", "function")
+
+  def __init__(self, filename, lineno, col, function):
+    self.filename, self.lineno, self.col, self.function = filename, lineno, col, function
+
+  def __str__(self):
+    col = f":{self.col}" if self.col is not None else ""
+    return f"{self.filename}:{self.lineno}{col} ({self.function})"
+
+
+class JaxprEqn:
+  __slots__ = ("invars", "outvars", "primitive", "params", "source_info")
+
+  def __init__(self, invars, outvars, primitive, params, source_info=None):
+    self.invars = invars
+    self.outvars = outvars
+    self.primitive = primitive
+    self.params = params
+    self.source_info = source_info
+
+  def replace(self, **kwargs):
+    fields = {name: getattr(self, name) for name in self.__slots__}
+    fields.update(kwargs)
+    return JaxprEqn(**fields)
+
+  def __repr__(self):
+    from purejax._src import jaxpr_printer
+    return jaxpr_printer.eqn_to_string(self)
+
+
+class Jaxpr:
+  __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+  def __init__(self, constvars, invars, outvars, eqns):
+    self.constvars = list(constvars)
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.eqns = list(eqns)
+
+  @property
+  def in_avals(self):
+    return [v.aval for v in self.invars]
+
+  @property
+  def out_avals(self):
+    return [v.aval for v in self.outvars]
+
+  def __str__(self):
+    from purejax._src import jaxpr_printer
+    return jaxpr_printer.jaxpr_to_string(self)
+
+  __repr__ = __str__
+
+  def pretty_print(self, **kwargs):
+    return str(self)
+
+
+class ClosedJaxpr:
+  """A jaxpr together with the values of its constvars."""
+  __slots__ = ("jaxpr", "consts", "__weakref__")
+
+  def __init__(self, jaxpr, consts):
+    assert len(jaxpr.constvars) == len(consts)
+    self.jaxpr = jaxpr
+    self.consts = list(consts)
+
+  in_avals = property(lambda self: self.jaxpr.in_avals)
+  out_avals = property(lambda self: self.jaxpr.out_avals)
+  eqns = property(lambda self: self.jaxpr.eqns)
+
+  def __str__(self):
+    return str(self.jaxpr)
+
+  __repr__ = __str__
+
+  def pretty_print(self, **kwargs):
+    return str(self.jaxpr)
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+  """Runs ``jaxpr`` by binding each equation's primitive in the current trace.
+
+  Under no transformation this is eager evaluation; under a transformation
+  it re-traces the jaxpr into that transformation.
+  """
+  env = {}
+
+  def read(v):
+    return v.val if type(v) is Literal else env[v]
+
+  for v, x in zip(jaxpr.constvars, consts):
+    env[v] = x
+  if len(args) != len(jaxpr.invars):
+    raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+  for v, x in zip(jaxpr.invars, args):
+    env[v] = x
+  for eqn in jaxpr.eqns:
+    outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+    if not eqn.primitive.multiple_results:
+      outs = (outs,)
+    for v, x in zip(eqn.outvars, outs):
+      env[v] = x
+  return [read(v) for v in jaxpr.outvars]
+
+
+def jaxpr_as_fun(closed_jaxpr):
+  def fun(*args):
+    return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+  return fun
+
+
+def literal_value(x):
+  """The Literal for a concrete scalar ``x``, or None if x isn't one."""
+  if isinstance(x, core.Tracer):
+    return None
+  if type(x) in (int, float, complex, bool):
+    aval = core.python_scalar_aval(x)
+    return Literal(np.asarray(x, aval.dtype)[()], aval)
+  if isinstance(x, (np.ndarray, np.generic, core.ArrayBase)) and np.shape(x) == ():
+    aval = core.get_aval(x)
+    return Literal(np.asarray(core.concrete_numpy_value(x))[()], aval)
+  return None

@@ -1,0 +1,129 @@
+"""Prints jaxprs in JAX's text format::
+
+    { lambda ; a:f32[3,4] b:f32[4]. let
+        c:f32[3,4] = add a 1.0:f32[]
+        ...
+      in (e,) }
+
+Variables are named a, b, ..., z, ba, bb, ... in order of appearance.  A
+primitive may choose which params are shown (``prim.pp_params``) and, when it
+calls a jaxpr (``prim.call_jaxpr_param``), the callee's variables take the
+names of the caller's arguments and results, as JAX prints them.
+"""
+import numpy as np
+
+from purejax._src import pretty_printer as pp
+from purejax._src.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
+
+
+def _alphabetic(n):
+  s = ""
+  while not s or n:
+    n, i = divmod(n, 26)
+    s = chr(ord("a") + i) + s
+  return s
+
+
+class _Names:
+  def __init__(self):
+    self.names = {}
+    self.count = 0
+
+  def __call__(self, var):
+    if isinstance(var, DropVar):
+      return "_"
+    name = self.names.get(var)
+    if name is None:
+      name = self.names[var] = _alphabetic(self.count)
+      self.count += 1
+    return name
+
+
+def _literal_text(lit):
+  val = lit.val
+  if isinstance(val, np.ndarray):
+    val = val[()]
+  return f"{val}:{lit.aval.str_short(short_dtypes=True)}"
+
+
+def _atom(v, names):
+  return _literal_text(v) if type(v) is Literal else names(v)
+
+
+def _typed(v, names):
+  return f"{names(v)}:{v.aval.str_short(short_dtypes=True)}"
+
+
+def _vars_doc(items, separator=""):
+  return pp.nest(2, pp.group(pp.join(pp.text(separator) + pp.group(pp.brk()),
+                                     [pp.text(t) for t in items])))
+
+
+def _param_value_doc(value, names):
+  if isinstance(value, (Jaxpr, ClosedJaxpr)):
+    return _jaxpr_doc(value, names)
+  if isinstance(value, tuple) and value and all(
+      isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+    inner = pp.join(pp.brk(), [_jaxpr_doc(v, names) for v in value])
+    return pp.group(pp.nest(2, pp.text("(") + pp.brk("") + inner) + pp.brk("") + pp.text(")"))
+  if isinstance(value, np.dtype):
+    return pp.text(value.name)
+  return pp.text(str(value))
+
+
+def _params_doc(pairs, names):
+  if not pairs:
+    return pp.nil()
+  items = [pp.text(f"{k}=") + _param_value_doc(v, names) for k, v in pairs]
+  return pp.group(pp.nest(2, pp.concat([pp.text("["), pp.brk(""), pp.join(pp.brk(), items)]))
+                  + pp.brk("") + pp.text("]"))
+
+
+def _share_call_names(eqn, names):
+  """Name a called jaxpr's variables after the caller's operands/results."""
+  callee = eqn.params[eqn.primitive.call_jaxpr_param]
+  callee = callee.jaxpr if isinstance(callee, ClosedJaxpr) else callee
+  for inner, outer in zip(callee.invars, eqn.invars):
+    if type(outer) is not Literal and inner not in names.names:
+      names.names[inner] = names(outer)
+  for inner, outer in zip(callee.outvars, eqn.outvars):
+    if (type(inner) is not Literal and inner not in names.names
+        and inner not in callee.invars and not isinstance(outer, DropVar)):
+      names.names[inner] = names(outer)
+
+
+def _eqn_doc(eqn, names):
+  prim = eqn.primitive
+  lhs = _vars_doc([_typed(v, names) for v in eqn.outvars])
+  if getattr(prim, "call_jaxpr_param", None):
+    _share_call_names(eqn, names)
+  pp_params = getattr(prim, "pp_params", None)
+  pairs = pp_params(eqn.params) if pp_params else sorted(eqn.params.items())
+  rhs = [pp.text(prim.name), _params_doc(pairs, names),
+         pp.text(" ") + _vars_doc([_atom(v, names) for v in eqn.invars])]
+  if not eqn.outvars:
+    return pp.concat(rhs)
+  return pp.concat([lhs, pp.text(" = "), *rhs])
+
+
+def _jaxpr_doc(jaxpr, names):
+  if isinstance(jaxpr, ClosedJaxpr):
+    jaxpr = jaxpr.jaxpr
+  constvars = _vars_doc([_typed(v, names) for v in jaxpr.constvars])
+  invars = _vars_doc([_typed(v, names) for v in jaxpr.invars])
+  eqns = pp.join(pp.brk(), [_eqn_doc(e, names) for e in jaxpr.eqns])
+  outs = _vars_doc([_atom(v, names) for v in jaxpr.outvars], separator=",")
+  close = ",)" if len(jaxpr.outvars) == 1 else ")"
+  body = pp.concat([
+      pp.text("{ lambda "), constvars, pp.text("; "), invars,
+      pp.text(". let"), pp.nest(2, pp.brk() + eqns), pp.brk(),
+      pp.text("in "), pp.text("(") + outs + pp.text(close)])
+  return pp.group(pp.nest(2, body) + pp.text(" }"))
+
+
+def jaxpr_to_string(jaxpr, width=80):
+  return _jaxpr_doc(jaxpr, _Names()).format(width)
+
+
+def eqn_to_string(eqn, width=80):
+  return _eqn_doc(eqn, _Names()).format(width)

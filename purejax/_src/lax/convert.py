@@ -1,0 +1,58 @@
+"""convert_element_type: dtype conversion with XLA's semantics.
+
+Float to integer conversion saturates (NaN becomes 0), unlike NumPy's
+wrap-around: ``jnp.arange(254., 258.).astype('uint8') == [254, 255, 255, 255]``.
+"""
+import numpy as np
+
+from purejax._src import core
+from purejax._src import dtypes
+from purejax._src.array import wrap_numpy
+
+
+def _convert_impl(x, *, new_dtype, weak_type):
+  old = x.dtype
+  if old == new_dtype:
+    return x
+  if np.issubdtype(old, np.complexfloating) and not np.issubdtype(new_dtype, np.complexfloating):
+    x = np.real(x)
+    old = x.dtype
+  if new_dtype == np.bool_:
+    return x != 0
+  if np.issubdtype(new_dtype, np.integer) and np.issubdtype(old, np.inexact):
+    info = np.iinfo(new_dtype)
+    with np.errstate(invalid="ignore"):
+      # Clip in float64 so that the bounds themselves are representable.
+      wide = np.nan_to_num(x.astype(np.float64), nan=0.0)
+      return np.clip(np.trunc(wide), info.min, info.max).astype(new_dtype)
+  with np.errstate(all="ignore"):
+    return x.astype(new_dtype)
+
+
+def _convert_abstract_eval(x, *, new_dtype, weak_type):
+  return core.ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p = core.Primitive("convert_element_type")
+convert_element_type_p.impl = _convert_impl
+convert_element_type_p.abstract_eval = _convert_abstract_eval
+convert_element_type_p.elementwise = True
+
+
+def convert_element_type(operand, new_dtype, weak_type=False):
+  """Converts ``operand`` to ``new_dtype`` (canonicalized for x64 mode)."""
+  new_dtype = dtypes.canonicalize_dtype(np.dtype(getattr(new_dtype, "dtype", new_dtype)))
+  weak_type = bool(weak_type)
+  if isinstance(operand, core.Tracer):
+    aval = operand.aval
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+      return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
+  # Concrete operands are converted right away, never staged: a constant
+  # stays a constant (a literal) in a traced jaxpr.
+  aval = core.get_aval(operand)
+  value = core.concrete_numpy_value(operand)
+  if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(operand, core.ArrayBase):
+    return operand
+  return wrap_numpy(_convert_impl(value, new_dtype=new_dtype, weak_type=weak_type),
+                    core.ShapedArray(aval.shape, new_dtype, weak_type))

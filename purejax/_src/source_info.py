@@ -1,0 +1,57 @@
+"""Finding the user's code: the innermost stack frame outside purejax."""
+import os
+import sys
+
+from purejax._src.jaxpr import SourceInfo
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_FILES = {os.path.abspath(__file__)}
+
+
+def _is_internal(filename):
+  return filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen")
+
+
+def user_frame():
+  frame = sys._getframe(1)
+  while frame is not None and _is_internal(frame.f_code.co_filename):
+    frame = frame.f_back
+  return frame
+
+
+def current_source_info():
+  frame = user_frame()
+  if frame is None:
+    return None
+  return SourceInfo(frame.f_code.co_filename, frame.f_lineno,
+                    _column(frame), frame.f_code.co_name)
+
+
+def _column(frame):
+  """The column of the instruction being run (Python 3.11+), else None."""
+  positions = getattr(frame.f_code, "co_positions", None)
+  if positions is None:
+    return None
+  index = frame.f_lasti // 2
+  for i, pos in enumerate(positions()):
+    if i == index:
+      return pos[2]
+  return None
+
+
+def function_location(fun):
+  """``name at file:line`` for a Python callable, as JAX's messages show it."""
+  target = fun
+  while hasattr(target, "__wrapped__"):
+    target = target.__wrapped__
+  func = getattr(target, "func", target)   # functools.partial
+  code = getattr(func, "__code__", None)
+  name = getattr(func, "__name__", type(func).__name__)
+  if code is None:
+    return name
+  return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def function_name(fun):
+  target = getattr(fun, "func", fun)
+  return getattr(target, "__name__", type(target).__name__)
