@@ -3,6 +3,13 @@ import pytest
 from purejax._src.config import config
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _type_check_every_jaxpr():
+  """Every traced jaxpr goes through the type checker in the tests."""
+  config.update("jax_enable_checks", True)
+  yield
+
+
 @pytest.fixture
 def x64():
   """Runs a test with 64-bit types enabled."""

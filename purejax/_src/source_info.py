@@ -5,7 +5,6 @@ import sys
 from purejax._src.jaxpr import SourceInfo
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SKIP_FILES = {os.path.abspath(__file__)}
 
 
 def _is_internal(filename):

@@ -6,9 +6,11 @@ become literals, anything else (arrays, or tracers of an enclosing trace)
 becomes a constvar whose value travels with the jaxpr.
 """
 from purejax._src import core
+from purejax._src import jaxpr_check
 from purejax._src import jaxpr_printer
 from purejax._src import source_info
-from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, literal_value
+from purejax._src.config import config
+from purejax._src.jaxpr import Jaxpr, JaxprEqn, Var, literal_value
 
 
 class DebugInfo:
@@ -144,15 +146,14 @@ def trace_to_jaxpr(fun, in_avals, debug_info=None):
   try:
     with core.set_current_trace(trace):
       outs = fun(*args)
-    return trace.to_jaxpr(outs)
+    jaxpr, consts = trace.to_jaxpr(outs)
   finally:
     trace.invalidate()
+  if config.jax_enable_checks:
+    jaxpr_check.check_jaxpr(jaxpr)
+  return jaxpr, consts
 
 
 def convert_constvars_jaxpr(jaxpr):
   """Turns constvars into leading invars (closure conversion)."""
   return Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
-
-
-def close_jaxpr(jaxpr):
-  return ClosedJaxpr(jaxpr, [])
