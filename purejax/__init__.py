@@ -6,6 +6,9 @@ API: jit, make_jaxpr, pytrees, a NumPy API on a strict primitive layer
 """
 import warnings as _warnings
 
+# The old-style module ``purejax.config`` is imported first so that the name
+# ``purejax.config`` ends up bound to the Config object, as in JAX.
+import purejax.config as _config_module
 from purejax._src.config import config
 from purejax._src.config import (
     debug_infs, debug_nans, default_matmul_precision, enable_checks, enable_x64,
