@@ -43,12 +43,21 @@ def _normalize_argnums(fun, static_argnums, static_argnames):
   return tuple(sorted(nums)), tuple(sorted(names))
 
 
+_NO_STATICS = ((), ())
+
+
 class _CallSignature:
   """One call's split: static values, flat dynamic leaves and their tree."""
   __slots__ = ("statics", "leaves", "treedef", "dyn_positions", "dyn_kwarg_names")
 
   def __init__(self, args, kwargs, static_argnums, static_argnames):
     nargs = len(args)
+    if not kwargs and not static_argnums:   # the common case, kept fast
+      self.statics = _NO_STATICS
+      self.dyn_positions = range(nargs)
+      self.dyn_kwarg_names = ()
+      self.leaves, self.treedef = tree_util.tree_flatten((args, {}))
+      return
     static_pos = {i % nargs for i in static_argnums if -nargs <= i < nargs} if nargs else set()
     dyn_positions = [i for i in range(nargs) if i not in static_pos]
     dyn_kwarg_names = sorted(k for k in kwargs if k not in static_argnames)
@@ -173,17 +182,17 @@ class JitWrapped:
     self._donate_argnums = donate_argnums
     self._options = (self._static_argnums, self._static_argnames, inline)
     functools.update_wrapper(self, fun, updated=())
-    self._own_cache = None
+    self._traces = self._shared_cache()
 
-  def _cache(self):
+  def _shared_cache(self):
+    """The per-function cache of traces; this object's own if ``fun`` can't
+    be a weak dictionary key."""
     try:
       per_fun = _trace_caches.get(self._fun)
       if per_fun is None:
         per_fun = _trace_caches[self._fun] = {}
     except TypeError:   # not weak-referenceable or not hashable
-      if self._own_cache is None:
-        self._own_cache = {}
-      return self._own_cache
+      return {}
     return per_fun.setdefault(self._options, {})
 
   def _split(self, args, kwargs):
@@ -198,7 +207,7 @@ class JitWrapped:
       names = _arg_names(self._fun, split, args, kwargs)
       in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
     key = (split.treedef, tuple(in_avals), split.statics, config.trace_state())
-    cache = self._cache()
+    cache = self._traces
     traced = cache.get(key)
     if traced is None:
       jaxpr, consts, out_tree = _trace_call(self._fun, split, args, kwargs, in_avals)
@@ -234,10 +243,10 @@ class JitWrapped:
          for a in traced.jaxpr.out_avals])
 
   def _cache_size(self):
-    return len(self._cache())
+    return len(self._traces)
 
   def clear_cache(self):
-    self._cache().clear()
+    self._traces.clear()
 
   def __get__(self, obj, objtype=None):
     # jit on a method: bind like a function does.

@@ -61,7 +61,11 @@ class Config:
     flag = _Flag(name, default, kind, help, choices)
     self._flags[name] = flag
     self._values[name] = flag.check(flag.parse_env()) if kind is bool else flag.parse_env()
+    self._changed()
     return name
+
+  def _changed(self):
+    object.__setattr__(self, "_trace_state", None)
 
   def add_watcher(self, callback):
     """``callback()`` runs after any flag changes (used to clear caches)."""
@@ -83,6 +87,7 @@ class Config:
     if name not in self._flags:
       raise AttributeError(f"Unrecognized config option: {name}")
     self._values[name] = self._flags[name].check(value)
+    self._changed()
     for callback in self._watchers:
       callback()
 
@@ -100,6 +105,13 @@ class Config:
 
   def trace_state(self):
     """The flags that change what tracing produces (part of jit's cache key)."""
+    state = self.__dict__.get("_trace_state")
+    if state is None:
+      state = self._compute_trace_state()
+      object.__setattr__(self, "_trace_state", state)
+    return state
+
+  def _compute_trace_state(self):
     v = self._values
     return (v["jax_enable_x64"], v["jax_numpy_rank_promotion"],
             v["jax_numpy_dtype_promotion"], v["jax_default_matmul_precision"],
