@@ -7,4 +7,26 @@ from purejax._src.lax.api_elementwise import (
     pow, real, reciprocal, rem, round, rsqrt, select, select_n, shift_left,
     shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square,
     sub, tan, tanh)
-from purejax._src.lax.convert import convert_element_type
+from purejax._src.lax.convert import convert_element_type, convert_element_type_p
+from purejax._src.lax.elementwise import (
+    abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
+    cbrt_p, ceil_p, clamp_p, complex_p, conj_p, cos_p, cosh_p, div_p, eq_p, exp2_p,
+    exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p, is_finite_p, le_p,
+    log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p, nextafter_p,
+    not_p, or_p, pow_p, real_p, rem_p, round_p, rsqrt_p, select_n_p, shift_left_p,
+    shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p,
+    square_p, sub_p, tan_p, tanh_p, xor_p)
+from purejax._src.lax.structural import (
+    broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, collapse,
+    concatenate, concatenate_p, copy_p, expand_dims, pad, pad_p, reshape, reshape_p,
+    rev, rev_p, squeeze, squeeze_p, transpose, transpose_p)
+from purejax._src.lax.slicing import (
+    dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_slice_p,
+    dynamic_update_index_in_dim, dynamic_update_slice, dynamic_update_slice_in_dim,
+    dynamic_update_slice_p, index_in_dim, slice, slice_in_dim, slice_p)
+from purejax._src.lax.creation import broadcasted_iota, full, full_like, iota, iota_p
+from purejax._src.lax.reductions import (
+    argmax, argmax_p, argmin, argmin_p, reduce, reduce_and, reduce_and_p, reduce_max,
+    reduce_max_p, reduce_min, reduce_min_p, reduce_or, reduce_or_p, reduce_p,
+    reduce_prod, reduce_prod_p, reduce_sum, reduce_sum_p, reduce_xor, reduce_xor_p)
+from purejax._src.lax.dot import Precision, dot, dot_general, dot_general_p

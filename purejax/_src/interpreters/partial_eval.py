@@ -43,7 +43,9 @@ class DynamicJaxprTrace(core.Trace):
     self.producers = {}        # Var -> the equation that made it
     self.constvars = []
     self.const_values = []
-    self._const_tracers = {}   # id(value) -> tracer, so a const is lifted once
+    # id(value) -> (value, tracer), so a const is lifted once; holding the
+    # value keeps its id from being reused by another object while we trace.
+    self._const_tracers = {}
 
   def new_arg(self, aval):
     var = Var(aval)
@@ -55,9 +57,9 @@ class DynamicJaxprTrace(core.Trace):
       return x
     if isinstance(x, core.Tracer) and not x._trace.valid:
       raise core.escaped_tracer_error(x)
-    tracer = self._const_tracers.get(id(x))
-    if tracer is not None:
-      return tracer
+    hit = self._const_tracers.get(id(x))
+    if hit is not None:
+      return hit[1]
     lit = literal_value(x)
     if lit is not None:
       tracer = DynamicJaxprTracer(self, lit.aval, lit)
@@ -66,7 +68,7 @@ class DynamicJaxprTrace(core.Trace):
       self.constvars.append(var)
       self.const_values.append(x)
       tracer = DynamicJaxprTracer(self, var.aval, var)
-    self._const_tracers[id(x)] = tracer
+    self._const_tracers[id(x)] = (x, tracer)
     return tracer
 
   def process_primitive(self, primitive, args, params):

@@ -1,11 +1,12 @@
 """The public lax functions for elementwise primitives (``lax.add`` ...)."""
+from purejax._src.lax import utils
 from purejax._src.lax import elementwise as ew
 from purejax._src.lax.elementwise import RoundingMethod
 
 
 def _unary(prim, name, doc):
   def fn(x):
-    return prim.bind(x)
+    return utils.bind(prim, x)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = doc
   return fn
@@ -13,7 +14,7 @@ def _unary(prim, name, doc):
 
 def _binary(prim, name, doc):
   def fn(x, y):
-    return prim.bind(x, y)
+    return utils.bind(prim, x, y)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = doc
   return fn
@@ -81,12 +82,12 @@ ge = _binary(ew.ge_p, "ge", "Elementwise x >= y.")
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
   """Elementwise rounding; halves round away from zero by default."""
-  return ew.round_p.bind(x, rounding_method=RoundingMethod(rounding_method))
+  return utils.bind(ew.round_p, x, rounding_method=RoundingMethod(rounding_method))
 
 
 def integer_pow(x, y):
   """x ** y for a static Python integer y."""
-  return ew.integer_pow_p.bind(x, y=int(y))
+  return utils.bind(ew.integer_pow_p, x, y=int(y))
 
 
 def reciprocal(x):
@@ -99,14 +100,14 @@ def reciprocal(x):
 
 def select_n(which, *cases):
   """cases[which], elementwise; a bool ``which`` picks cases[1] where True."""
-  return ew.select_n_p.bind(which, *cases)
+  return utils.bind(ew.select_n_p, which, *cases)
 
 
 def select(pred, on_true, on_false):
   """on_true where pred else on_false."""
-  return ew.select_n_p.bind(pred, on_false, on_true)
+  return utils.bind(ew.select_n_p, pred, on_false, on_true)
 
 
 def clamp(min, x, max):
   """x clipped to [min, max]."""
-  return ew.clamp_p.bind(min, x, max)
+  return utils.bind(ew.clamp_p, min, x, max)

@@ -14,12 +14,13 @@ def _convert_impl(x, *, new_dtype, weak_type):
   old = x.dtype
   if old == new_dtype:
     return x
-  if np.issubdtype(old, np.complexfloating) and not np.issubdtype(new_dtype, np.complexfloating):
+  if (dtypes.issubdtype(old, np.complexfloating)
+      and not dtypes.issubdtype(new_dtype, np.complexfloating)):
     x = np.real(x)
     old = x.dtype
   if new_dtype == np.bool_:
     return x != 0
-  if np.issubdtype(new_dtype, np.integer) and np.issubdtype(old, np.inexact):
+  if dtypes.issubdtype(new_dtype, np.integer) and dtypes.issubdtype(old, np.inexact):
     info = np.iinfo(new_dtype)
     with np.errstate(invalid="ignore"):
       # Clip in float64 so that the bounds themselves are representable.
@@ -39,9 +40,21 @@ convert_element_type_p.abstract_eval = _convert_abstract_eval
 convert_element_type_p.elementwise = True
 
 
+def _requested_dtype(new_dtype):
+  if isinstance(new_dtype, np.dtype) and dtypes.canonicalize_dtype(new_dtype) == new_dtype:
+    return new_dtype   # the common internal case: nothing to check or warn about
+  return dtypes.canonicalize_user_dtype(new_dtype, "convert_element_type")
+
+
+def _python_scalar_value(x):
+  """A Python number at full precision (so 2**40 -> float32 is exact-ish)."""
+  value = np.asarray(x)
+  return value if value.dtype != object else None
+
+
 def convert_element_type(operand, new_dtype, weak_type=False):
   """Converts ``operand`` to ``new_dtype`` (canonicalized for x64 mode)."""
-  new_dtype = dtypes.canonicalize_dtype(np.dtype(getattr(new_dtype, "dtype", new_dtype)))
+  new_dtype = _requested_dtype(new_dtype)
   weak_type = bool(weak_type)
   if isinstance(operand, core.Tracer):
     aval = operand.aval
@@ -50,9 +63,15 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
   # Concrete operands are converted right away, never staged: a constant
   # stays a constant (a literal) in a traced jaxpr.
-  aval = core.get_aval(operand)
-  value = core.concrete_numpy_value(operand)
-  if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(operand, core.ArrayBase):
-    return operand
+  if not isinstance(operand, (core.ArrayBase, np.ndarray, np.generic, bool, int, float,
+                              complex)):
+    dtypes.dtype(operand)   # JAX's "Cannot determine dtype of ..." TypeError
+  value = _python_scalar_value(operand) if type(operand) in (int, float) else None
+  if value is None:
+    aval = core.get_aval(operand)
+    value = core.concrete_numpy_value(operand)
+    if (aval.dtype == new_dtype and aval.weak_type == weak_type
+        and isinstance(operand, core.ArrayBase)):
+      return operand
   return wrap_numpy(_convert_impl(value, new_dtype=new_dtype, weak_type=weak_type),
-                    core.ShapedArray(aval.shape, new_dtype, weak_type))
+                    core.ShapedArray(np.shape(value), new_dtype, weak_type))

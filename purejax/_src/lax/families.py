@@ -61,7 +61,8 @@ def check_same_dtypes(name, avals, tip_name=None):
 
 
 def broadcasting_shape(name, avals):
-  """Rank-0 operands broadcast; the others must all have one shape."""
+  """Rank-0 operands broadcast; the others must have one rank, and each axis
+  one size, except that size-1 axes stretch to match."""
   shapes = [a.shape for a in avals if a.shape]
   if not shapes:
     return ()
@@ -70,10 +71,16 @@ def broadcasting_shape(name, avals):
     raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
                     f"{{{', '.join(map(str, sorted(ranks)))}}}")
   first = shapes[0]
-  if any(s != first for s in shapes[1:]):
-    raise TypeError(f"{name} got incompatible shapes for broadcasting: "
-                    f"{', '.join(map(str, shapes))}.")
-  return first
+  if all(s == first for s in shapes[1:]):
+    return first
+  out = []
+  for sizes in zip(*shapes):
+    big = {d for d in sizes if d != 1}
+    if len(big) > 1:
+      raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                      f"{', '.join(map(str, shapes))}.")
+    out.append(big.pop() if big else 1)
+  return tuple(out)
 
 
 def _weak(avals):

@@ -1,0 +1,271 @@
+"""dot_general (tensor contraction) and lax.dot, with lax.Precision.
+
+The output axes are: batch axes, then lhs free axes, then rhs free axes.
+Operands may have different dtypes: the result has the "higher precision"
+one, as XLA decides (complex > more exponent bits > more mantissa bits >
+more bits > signed), unless ``preferred_element_type`` asks for another.
+"""
+import enum
+
+import numpy as np
+
+from purejax._src import core
+from purejax._src import dtypes
+from purejax._src.lax import utils
+from purejax._src.lax.convert import _convert_impl
+from purejax._src.lax.families import standard_primitive
+
+
+class Precision(enum.Enum):
+  """How precisely a matrix product is computed (purejax is always exact)."""
+  DEFAULT = 0
+  HIGH = 1
+  HIGHEST = 2
+
+  def __repr__(self):
+    return f"Precision.{self.name}"
+
+  def __str__(self):
+    return self.name
+
+  @classmethod
+  def _missing_(cls, value):
+    return _PRECISION_NAMES.get(value) if isinstance(value, str) else None
+
+
+_PRECISION_NAMES = {
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
+    "high": Precision.HIGH, "bfloat16_3x": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT,
+    "fastest": Precision.DEFAULT,
+}
+
+
+def _precision_error(precision):
+  names = list(_PRECISION_NAMES) + [None]
+  return ValueError(
+      "Precision argument must be one of:\n- None,\n"
+      f"- a string in {names},\n- a lax.Precision value,\n"
+      "- a tuple of two lax.Precision values or strings,\n"
+      "- a lax.DotAlgorithmPreset or the name of one of these presets, or\n"
+      f"- a lax.DotAlgorithm value;\nbut got {precision}.")
+
+
+def _one_precision(p, whole):
+  if isinstance(p, Precision):
+    return p
+  if isinstance(p, str) and p in _PRECISION_NAMES:
+    return _PRECISION_NAMES[p]
+  raise _precision_error(whole)
+
+
+def canonicalize_precision(precision):
+  """None, or a pair of Precision values (lhs, rhs)."""
+  if precision is None:
+    return None
+  if isinstance(precision, (Precision, str)):
+    p = _one_precision(precision, precision)
+    return (p, p)
+  if isinstance(precision, (tuple, list)) and len(precision) == 2:
+    return tuple(_one_precision(p, precision) for p in precision)
+  raise _precision_error(precision)
+
+
+# -- dtypes ---------------------------------------------------------------------
+
+def _precision_rank(dtype):
+  """What XLA compares to pick the higher-precision of two dtypes."""
+  is_complex = dtypes.issubdtype(dtype, np.complexfloating)
+  real = np.finfo(dtype).dtype if is_complex else dtype
+  if dtypes.issubdtype(real, np.floating):
+    info = dtypes.finfo(real)
+    exponent, mantissa = info.maxexp, info.nmant
+  else:
+    exponent = mantissa = -1
+  bits = 1 if real == np.bool_ else real.itemsize * 8
+  return (is_complex, exponent, mantissa, bits,
+          not dtypes.issubdtype(real, np.unsignedinteger))
+
+
+def _higher(a, b):
+  ra, rb = _precision_rank(a), _precision_rank(b)
+  if ra == rb and a != b:
+    raise TypeError(f"dot_general argument type error: {a}, {b}")
+  return a if ra >= rb else b
+
+
+def _is_integral(dtype):
+  return dtype == np.bool_ or dtypes.issubdtype(dtype, np.integer)
+
+
+def _result_dtype(lhs, rhs, preferred):
+  result = _higher(lhs.dtype, rhs.dtype)
+  if preferred is None or preferred == result:
+    return result
+  if (_is_integral(result) and _is_integral(preferred)
+      and dtypes.itemsize_bits(preferred) < dtypes.itemsize_bits(result)):
+    raise TypeError("`preferred_element_type` must not be narrower than the original "
+                    f"type, got preferred_element_type of {core.dtype_name(preferred)} "
+                    f"for result type of {core.dtype_name(result)}.")
+  return preferred
+
+
+# -- shapes ---------------------------------------------------------------------
+
+def _check_side(side, ndim, batch, contract):
+  if any(not 0 <= d < ndim for d in batch + contract):
+    raise TypeError(f"dot_general requires {side} dimension numbers to be nonnegative "
+                    f"and less than the number of axes of the {side} value, got "
+                    f"{side}_batch of {batch} and {side}_contracting of {contract} for "
+                    f"{side} of rank {ndim}")
+  if len(set(batch)) != len(batch):
+    raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got "
+                    f"{side}_batch {batch}.")
+  if len(set(contract)) != len(contract):
+    raise TypeError(f"dot_general requires {side} contracting dimensions to be "
+                    f"distinct, got {side}_contracting {contract}.")
+  if set(batch) & set(contract):
+    raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint from "
+                    f"contracting dimensions, got {side}_batch {batch} and "
+                    f"{side}_contracting {contract}.")
+
+
+def _free_dims(ndim, batch, contract):
+  return [d for d in range(ndim) if d not in batch and d not in contract]
+
+
+def _dot_general_shape(lhs, rhs, dimension_numbers):
+  (lc, rc), (lb, rb) = dimension_numbers
+  if len(lb) != len(rb):
+    raise TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch "
+                    f"dimensions, got lhs_batch {lb} and rhs_batch {rb}.")
+  _check_side("lhs", lhs.ndim, lb, lc)
+  _check_side("rhs", rhs.ndim, rb, rc)
+  lb_shape = tuple(lhs.shape[d] for d in lb)
+  rb_shape = tuple(rhs.shape[d] for d in rb)
+  if lb_shape != rb_shape:
+    raise TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions "
+                    f"to have the same shape, got {lb_shape} and {rb_shape}.")
+  lc_shape = tuple(lhs.shape[d] for d in lc)
+  rc_shape = tuple(rhs.shape[d] for d in rc)
+  if lc_shape != rc_shape:
+    raise TypeError("dot_general requires contracting dimensions to have the same "
+                    f"shape, got {lc_shape} and {rc_shape}.")
+  return (lb_shape
+          + tuple(lhs.shape[d] for d in _free_dims(lhs.ndim, lb, lc))
+          + tuple(rhs.shape[d] for d in _free_dims(rhs.ndim, rb, rc)))
+
+
+def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding):
+  shape = _dot_general_shape(lhs, rhs, dimension_numbers)
+  dtype = _result_dtype(lhs, rhs, preferred_element_type)
+  return core.ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+# -- implementation -------------------------------------------------------------
+
+def _compute_dtype(lhs, rhs, preferred):
+  """The dtype the products are summed in: the higher-precision of the
+  inputs and the requested result, with half floats widened to float32."""
+  dtype = _higher(lhs, rhs)
+  if preferred is not None and _precision_rank(preferred) > _precision_rank(dtype):
+    dtype = preferred
+  if dtype == np.bool_:
+    return np.dtype(np.int32)
+  if dtypes.issubdtype(dtype, np.floating) and dtype.itemsize < 4:
+    return np.dtype(np.float32)
+  return dtype
+
+
+def _as_batched_matrices(x, batch, free, contract, contract_last):
+  """x transposed and reshaped to (batch, free, contract) or (batch, contract, free)."""
+  inner = [free, contract] if contract_last else [contract, free]
+  sizes = [utils.prod(x.shape[d] for d in dims) for dims in [batch] + inner]
+  order = list(batch) + list(inner[0]) + list(inner[1])
+  return np.transpose(x, order).reshape(sizes)
+
+
+def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
+                      out_sharding):
+  (lc, rc), (lb, rb) = dimension_numbers
+  out_dtype = _result_dtype(lhs, rhs, preferred_element_type)
+  compute = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+  lhs = _convert_impl(lhs, new_dtype=compute, weak_type=False)
+  rhs = _convert_impl(rhs, new_dtype=compute, weak_type=False)
+  lf = _free_dims(lhs.ndim, lb, lc)
+  rf = _free_dims(rhs.ndim, rb, rc)
+  a = _as_batched_matrices(lhs, lb, lf, lc, contract_last=True)
+  b = _as_batched_matrices(rhs, rb, rf, rc, contract_last=False)
+  with np.errstate(all="ignore"):
+    out = np.matmul(a, b)
+  shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lf)
+           + tuple(rhs.shape[d] for d in rf))
+  return _convert_impl(out.reshape(shape), new_dtype=out_dtype, weak_type=False)
+
+
+def _dimension_numbers_text(dimension_numbers):
+  (lc, rc), (lb, rb) = dimension_numbers
+  return f"(({list(lc)}, {list(rc)}), ({list(lb)}, {list(rb)}))"
+
+
+class _Printed:
+  """A param value printed as given text."""
+  def __init__(self, text):
+    self.text = text
+
+  def __str__(self):
+    return self.text
+
+
+def _dot_general_pp(params):
+  shown = [("dimension_numbers", _Printed(_dimension_numbers_text(
+      params["dimension_numbers"])))]
+  for name in ("out_sharding", "precision", "preferred_element_type"):
+    if params[name] is not None:
+      shown.append((name, params[name]))
+  return sorted(shown, key=lambda kv: kv[0])
+
+
+dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
+                                   _dot_general_impl, pp_params=_dot_general_pp)
+
+
+# -- public functions -------------------------------------------------------------
+
+def _canonicalize_dimension_numbers(dimension_numbers):
+  (lc, rc), (lb, rb) = dimension_numbers
+  return ((utils.int_tuple(_as_seq(lc)), utils.int_tuple(_as_seq(rc))),
+          (utils.int_tuple(_as_seq(lb)), utils.int_tuple(_as_seq(rb))))
+
+
+def _as_seq(x):
+  return (x,) if isinstance(x, (int, np.integer)) else x
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                *, out_sharding=None):
+  """Contracts ``lhs`` and ``rhs``: ``dimension_numbers`` is
+  ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``."""
+  dims = _canonicalize_dimension_numbers(dimension_numbers)
+  preferred = dtypes.canonicalize_user_dtype(preferred_element_type, "dot")
+  return utils.bind(dot_general_p, lhs, rhs, dimension_numbers=dims,
+                    precision=canonicalize_precision(precision),
+                    preferred_element_type=preferred, out_sharding=out_sharding)
+
+
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+  """Vector/matrix products (or ``dot_general`` when ``dimension_numbers`` is given)."""
+  if dimension_numbers is None:
+    lshape, rshape = np.shape(lhs), np.shape(rhs)
+    if not (1 <= len(lshape) <= 2 and 1 <= len(rshape) <= 2
+            and lshape[-1] == rshape[0]):
+      raise ValueError(
+          "jax.lax.dot: dimension_numbers must be specified when not performing simple "
+          "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+          f"lhs_shape={lshape} rhs_shape={rshape}")
+    dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
+  return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                     out_sharding=out_sharding)

@@ -1,0 +1,313 @@
+"""Static and dynamic slicing: slice, dynamic_slice, dynamic_update_slice, and
+the ``*_in_dim`` helpers built on them.
+
+Dynamic start indices are clamped so that the slice stays inside the operand,
+as XLA does: nothing ever reads or writes out of bounds.
+"""
+import builtins
+
+import numpy as np
+
+from purejax._src import core
+from purejax._src import dtypes
+from purejax._src.lax import utils
+from purejax._src.lax.families import check_same_dtypes, standard_primitive
+
+_pyslice = builtins.slice   # this module defines lax.slice
+
+
+def _check_slice_sizes(sizes, shape):
+  """Shared by slice (without strides) and dynamic_slice."""
+  if any(s < 0 for s in sizes):
+    raise TypeError("slice slice_sizes must be greater than or equal to zero, got "
+                    f"slice_sizes of {sizes}.")
+  if any(s > d for s, d in zip(sizes, shape)):
+    raise TypeError("slice slice_sizes must be less than or equal to operand shape, "
+                    f"got slice_sizes {sizes} for operand shape {shape}.")
+
+
+def _clamped_starts(starts, sizes, shape):
+  return [min(max(int(i), 0), d - s) for i, s, d in zip(starts, sizes, shape)]
+
+
+# -- slice --------------------------------------------------------------------
+
+def _check_rank(what, indices, shape):
+  if len(indices) != len(shape):
+    raise TypeError(f"slice {what} must have length equal to the number of dimensions "
+                    f"of the operand, got {what} {indices} for operand shape {shape}.")
+
+
+def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
+  shape = operand.shape
+  _check_rank("start_indices", start_indices, shape)
+  _check_rank("limit_indices", limit_indices, shape)
+  if strides is None:
+    # Without strides JAX checks the slice sizes only; out-of-range starts
+    # are clamped like a dynamic slice's.
+    sizes = tuple(np.subtract(limit_indices, start_indices))
+    _check_slice_sizes(sizes, shape)
+    return core.ShapedArray(tuple(int(s) for s in sizes), operand.dtype, operand.weak_type)
+  _check_rank("strides", strides, shape)
+  if any(i < 0 for i in start_indices):
+    raise TypeError("slice start_indices must have every element be nonnegative, got "
+                    f"{start_indices}.")
+  if any(l > d for l, d in zip(limit_indices, shape)):
+    raise TypeError("slice limit_indices must be less than or equal to operand shape, "
+                    f"got limit_indices {limit_indices} for operand shape {shape}.")
+  if any(l < i for i, l in zip(start_indices, limit_indices)):
+    raise TypeError("slice limit_indices must be greater than or equal to "
+                    f"start_indices, got start_indices {start_indices} and "
+                    f"limit_indices {limit_indices}.")
+  if any(s < 0 for s in strides):
+    raise TypeError(f"slice strides must have every element be nonnegative, got {strides}.")
+  out = tuple((l - i + s - 1) // s if l > i else 0
+              for i, l, s in zip(start_indices, limit_indices, strides))
+  return core.ShapedArray(out, operand.dtype, operand.weak_type)
+
+
+def _slice_impl(x, *, start_indices, limit_indices, strides):
+  if strides is None:
+    sizes = [l - i for i, l in zip(start_indices, limit_indices)]
+    starts = _clamped_starts(start_indices, sizes, x.shape)
+    return x[tuple(_pyslice(i, i + s) for i, s in zip(starts, sizes))]
+  return x[tuple(_pyslice(i, l, s) for i, l, s in zip(start_indices, limit_indices, strides))]
+
+
+slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_impl)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+  """``operand[start:limit:stride]`` along every axis, with static bounds."""
+  start = utils.canonicalize_shape(tuple(start_indices))
+  limit = utils.canonicalize_shape(tuple(limit_indices))
+  strides = None if strides is None else utils.canonicalize_shape(tuple(strides))
+  return utils.bind(slice_p, operand, start_indices=start, limit_indices=limit,
+                    strides=strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+  """``slice`` along one axis; None and negative bounds count like Python's."""
+  shape = np.shape(operand)
+  ndim = len(shape)
+  axis = int(axis)
+  size = shape[axis]
+  start = 0 if start_index is None else int(start_index)
+  limit = size if limit_index is None else int(limit_index)
+  start = start + size if start < 0 else start
+  limit = limit + size if limit < 0 else limit
+  starts, limits, strides = [0] * ndim, list(shape), [1] * ndim
+  starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+  return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+  """The ``index``-th slice along ``axis`` (kept as a size-1 axis by default)."""
+  from purejax._src.lax.structural import squeeze
+  index, axis = int(index), int(axis)
+  size = np.shape(operand)[axis]
+  wrapped = index + size if index < 0 else index
+  if not 0 <= wrapped < size:
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+  out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+  return out if keepdims else squeeze(out, (axis,))
+
+
+# -- dynamic_slice ------------------------------------------------------------
+
+def _check_indices(name, operand, indices, colon=":"):
+  if len(indices) != operand.ndim:
+    raise ValueError("Length of slice indices must match number of operand dimensions "
+                     f"({len(indices)} vs {operand.shape})")
+  if any(i.ndim for i in indices):
+    raise TypeError(f"start_indices arguments to {name} must be scalars,  got indices "
+                    f"({', '.join(map(repr, indices))}{',' if len(indices) == 1 else ''})")
+  kinds = [i.dtype for i in indices]
+  if kinds and (len(set(kinds)) > 1
+                or not all(dtypes.issubdtype(k, np.integer) for k in kinds)):
+    raise TypeError(f"index arguments to {name} must be integers of the same type, "
+                    f"got{colon} {', '.join(core.dtype_name(k) for k in kinds)}")
+
+
+def _dynamic_slice_abstract_eval(operand, *indices, slice_sizes):
+  _check_indices("dynamic_slice", operand, indices)
+  utils.safe_zip(operand.shape, slice_sizes)
+  _check_slice_sizes(slice_sizes, operand.shape)
+  return core.ShapedArray(slice_sizes, operand.dtype, operand.weak_type)
+
+
+def _dynamic_slice_impl(x, *indices, slice_sizes):
+  starts = _clamped_starts(indices, slice_sizes, x.shape)
+  return x[tuple(_pyslice(i, i + s) for i, s in zip(starts, slice_sizes))]
+
+
+dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_abstract_eval,
+                                     _dynamic_slice_impl)
+
+
+def _dynamic_update_slice_abstract_eval(operand, update, *indices):
+  if update.ndim != operand.ndim:
+    raise TypeError("dynamic_update_slice update must have the same rank as operand, "
+                    f"got update shape {update.shape} for operand shape {operand.shape}.")
+  if any(u > d for u, d in zip(update.shape, operand.shape)):
+    raise TypeError("dynamic_update_slice update shape must be smaller than operand "
+                    f"shape, got update shape {update.shape} for operand shape "
+                    f"{operand.shape}.")
+  _check_indices("dynamic_update_slice", operand, indices, colon="")
+  check_same_dtypes("dynamic_update_slice", [operand, update])
+  weak = all(a.weak_type for a in (operand, update) + indices)
+  return core.ShapedArray(operand.shape, operand.dtype, weak)
+
+
+def _dynamic_update_slice_impl(x, update, *indices):
+  starts = _clamped_starts(indices, update.shape, x.shape)
+  out = np.array(x, copy=True)
+  out[tuple(_pyslice(i, i + s) for i, s in zip(starts, update.shape))] = update
+  return out
+
+
+dynamic_update_slice_p = standard_primitive(
+    "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
+    _dynamic_update_slice_impl)
+
+
+# -- start indices --------------------------------------------------------------
+
+def _index_list(indices):
+  """Start indices as a list of scalars (an index array is split up)."""
+  if isinstance(indices, (np.ndarray, core.ArrayBase)):
+    if np.ndim(indices) != 1:
+      raise ValueError(f"Slice indices must be a 1D sequence, got {np.shape(indices)}")
+    if isinstance(indices, np.ndarray):
+      return list(indices)
+    from purejax._src.lax.structural import squeeze
+    return [squeeze(slice(indices, (i,), (i + 1,), (1,)), (0,))
+            for i in range(indices.shape[0])]
+  return list(indices)
+
+
+def _normalize_index(i, size, allow_negative):
+  """A start index with negative values counted from the end of the axis.
+
+  Like JAX: Python ints and NumPy values are fixed up right away; any other
+  index (an array, a tracer) gets ``select(i < 0, i + size, i)`` staged.
+  """
+  if type(i) is int:
+    i = np.array(i, dtypes.default_int_dtype())
+  if isinstance(i, (np.ndarray, np.generic)):
+    dtype = dtypes.canonicalize_dtype(np.asarray(i).dtype)
+    value = np.asarray(i, dtype)
+    if allow_negative and dtypes.issubdtype(dtype, np.integer):
+      value = np.where(value < 0, value + size, value).astype(dtype)
+    return value
+  if not allow_negative:
+    return i
+  from purejax._src.lax import api_elementwise as ew
+  from purejax._src.lax.convert import convert_element_type
+  dtype = utils.aval(i).dtype
+  negative = ew.lt(i, utils.scalar_of(dtype, 0))
+  shifted = ew.add(convert_element_type(i, dtype), utils.scalar_of(dtype, size))
+  return ew.select_n(negative, i, shifted)
+
+
+def _start_indices(operand, start_indices, allow_negative_indices):
+  indices = _index_list(start_indices)
+  shape = np.shape(operand)
+  if len(indices) != len(shape):
+    raise ValueError("Length of slice indices must match number of operand dimensions "
+                     f"({len(indices)} vs {shape})")
+  allow = allow_negative_indices
+  allow = [bool(allow)] * len(shape) if isinstance(allow, (bool, np.bool_)) else list(allow)
+  return [_normalize_index(i, d, a) for i, d, a in zip(indices, shape, allow)]
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+  """A ``slice_sizes`` block of ``operand`` starting at (possibly traced)
+  ``start_indices``; starts are clamped so the block stays in bounds."""
+  indices = _start_indices(operand, start_indices, allow_negative_indices)
+  sizes = utils.canonicalize_shape(tuple(slice_sizes))
+  return utils.bind(dynamic_slice_p, operand, *indices, slice_sizes=sizes)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+  """``operand`` with the block at ``start_indices`` replaced by ``update``."""
+  indices = _start_indices(operand, start_indices, allow_negative_indices)
+  return utils.bind(dynamic_update_slice_p, operand, update, *indices)
+
+
+def _zero_index_like(index):
+  return utils.scalar_of(utils.aval(index).dtype, 0)
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
+  """``dynamic_slice`` along one axis."""
+  shape = np.shape(operand)
+  axis = int(axis)
+  starts = [_zero_index_like(start_index)] * len(shape)
+  starts[axis] = start_index
+  sizes = list(shape)
+  sizes[axis] = int(slice_size)
+  allow = [True] * len(shape)
+  allow[axis] = allow_negative_indices
+  return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+  """``dynamic_update_slice`` along one axis."""
+  shape = np.shape(operand)
+  axis = int(axis)
+  starts = [_zero_index_like(start_index)] * len(shape)
+  starts[axis] = start_index
+  allow = [True] * len(shape)
+  allow[axis] = allow_negative_indices
+  return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
+
+
+# JAX stages these two as named jit calls; so do we, so that jaxprs match.
+
+def _dynamic_index_in_dim(operand, index, axis, keepdims, allow_negative_indices):
+  from purejax._src.lax.structural import squeeze
+  out = dynamic_slice_in_dim(operand, index, 1, axis,
+                             allow_negative_indices=allow_negative_indices)
+  return out if keepdims else squeeze(out, (axis,))
+
+
+def _dynamic_update_index_in_dim(operand, update, index, axis, allow_negative_indices):
+  from purejax._src.lax.structural import expand_dims
+  if np.ndim(update) != np.ndim(operand):
+    update = expand_dims(update, (axis,))
+  return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                     allow_negative_indices=allow_negative_indices)
+
+
+_dynamic_index_in_dim.__name__ = "dynamic_index_in_dim"
+_dynamic_update_index_in_dim.__name__ = "dynamic_update_index_in_dim"
+_jitted = {}
+
+
+def _jit(fun, static_argnames):
+  wrapped = _jitted.get(fun)
+  if wrapped is None:
+    from purejax._src.api import jit
+    wrapped = _jitted[fun] = jit(fun, static_argnames=static_argnames)
+  return wrapped
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):
+  """The ``index``-th slice along ``axis``, for a possibly traced ``index``."""
+  axis = utils.canonicalize_axis(axis, np.ndim(operand))
+  fun = _jit(_dynamic_index_in_dim, ("axis", "keepdims", "allow_negative_indices"))
+  return fun(operand, index, axis=axis, keepdims=bool(keepdims),
+             allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *,
+                                allow_negative_indices=True):
+  """``operand`` with its ``index``-th slice along ``axis`` set to ``update``."""
+  axis = utils.canonicalize_axis(axis, np.ndim(operand))
+  fun = _jit(_dynamic_update_index_in_dim, ("axis", "allow_negative_indices"))
+  return fun(operand, update, index, axis=axis,
+             allow_negative_indices=allow_negative_indices)
