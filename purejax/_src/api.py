@@ -2,6 +2,7 @@
 device_put and friends."""
 import functools
 import inspect
+import sys
 import weakref
 
 import numpy as np
@@ -212,6 +213,9 @@ class JitWrapped:
     if traced is None:
       jaxpr, consts, out_tree = _trace_call(self._fun, split, args, kwargs, in_avals)
       closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
+      if config.purejax_debug >= 1:
+        print(f"purejax: jit traced {source_info.function_name(self._fun)}:\n{closed}",
+              file=sys.stderr)
       traced = _Traced(closed, consts, out_tree, in_avals)
       if not traced.closes_over_tracers:
         cache[key] = traced

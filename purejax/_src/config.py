@@ -44,6 +44,8 @@ class _Flag:
       if not isinstance(value, (bool, int)):
         raise ValueError(f"{self.name} must be a bool, got {value!r}")
       return bool(value)
+    if self.kind is int:
+      return int(value)
     if self.choices is not None and value not in self.choices:
       raise ValueError(f"{self.name} must be one of {self.choices}, got {value!r}")
     return value
@@ -144,6 +146,8 @@ config.define("jax_platform_name", None, kind=str, help="Platform to use.")
 config.define("jax_log_compiles", False, help="Log each compilation.")
 config.define("jax_check_tracer_leaks", False, help="Check for leaked tracers.")
 config.define("jax_traceback_filtering", "auto", kind=str, help="Traceback filtering.")
+config.define("purejax_debug", 0, kind=int,
+              help="PUREJAX_DEBUG=1 prints each jaxpr jit traces (to stderr).")
 
 
 def _flag_context(name):
