@@ -274,6 +274,13 @@ JAXPR_CASES = [
     ("unary", lambda x: jnp.exp(x) ** 2 + x ** 3.0, lambda: (np.ones(5, np.float32),)),
     ("reduce", lambda x: x.reshape(2, 1).T.sum(1, keepdims=True), lambda: (np.ones(2, np.float32),)),
     ("slices", lambda x: (x[0], x[1:], x[::2]), lambda: (np.ones(5, np.float32),)),
+    ("shared_call", lambda x: jnp.where(x > 0, x, 0.) + jnp.where(x < 0, x, 1.),
+     lambda: (np.ones(3, np.float32),)),
+    ("distinct_calls", lambda x: jnp.where(x > 0, x, 0.) + jnp.where(x < 0, x * 2, x),
+     lambda: (np.ones(3, np.float32),)),
+    ("long_call", lambda x: jnp.mean(x) + jnp.var(x), lambda: (np.ones((2, 2), np.float32),)),
+    ("selu", lambda x: 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67),
+     lambda: (np.arange(5.0, dtype=np.float32),)),
 ]
 
 

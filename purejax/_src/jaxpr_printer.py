@@ -28,6 +28,7 @@ class _Names:
   def __init__(self):
     self.names = {}
     self.count = 0
+    self.hoisted = {}   # id(called jaxpr) -> the name it is printed under
 
   def __call__(self, var):
     if isinstance(var, DropVar):
@@ -60,6 +61,8 @@ def _vars_doc(items, separator=""):
 
 
 def _param_value_doc(value, names):
+  if id(value) in names.hoisted:
+    return pp.text(names.hoisted[id(value)])
   if isinstance(value, (Jaxpr, ClosedJaxpr)):
     return _jaxpr_doc(value, names)
   if isinstance(value, tuple) and value and all(
@@ -95,7 +98,8 @@ def _share_call_names(eqn, names):
 def _eqn_doc(eqn, names):
   prim = eqn.primitive
   lhs = _vars_doc([_typed(v, names) for v in eqn.outvars])
-  if getattr(prim, "call_jaxpr_param", None):
+  call_param = getattr(prim, "call_jaxpr_param", None)
+  if call_param and id(eqn.params[call_param]) not in names.hoisted:
     _share_call_names(eqn, names)
   pp_params = getattr(prim, "pp_params", None)
   pairs = pp_params(eqn.params) if pp_params else sorted(eqn.params.items())
@@ -121,8 +125,48 @@ def _jaxpr_doc(jaxpr, names):
   return pp.group(pp.nest(2, body) + pp.text(" }"))
 
 
+def _count_calls(jaxpr, counts, first_eqn):
+  """How often each called jaxpr object is called, anywhere inside ``jaxpr``."""
+  for eqn in _inner(jaxpr).eqns:
+    call_param = getattr(eqn.primitive, "call_jaxpr_param", None)
+    for value in eqn.params.values():
+      if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        if counts.get(id(value), 0) == 0:
+          _count_calls(value, counts, first_eqn)
+          if call_param:
+            first_eqn[id(value)] = (value, eqn)
+        counts[id(value)] = counts.get(id(value), 0) + 1
+
+
+_MAX_INLINE_EQNS = 10
+
+
+def _inner(jaxpr):
+  return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+
+
+def _hoisted_name(eqn, taken):
+  base = "".join(c for c in str(eqn.params.get("name", "jaxpr")) if c.isalnum() or c == "_")
+  name, suffix = base or "jaxpr", 1
+  while name in taken:
+    name, suffix = f"{base}{suffix}", suffix + 1
+  taken.add(name)
+  return name
+
+
 def jaxpr_to_string(jaxpr, width=80):
-  return _jaxpr_doc(jaxpr, _Names()).format(width)
+  """A called jaxpr that is used more than once, or is long, is printed once
+  up front as ``let NAME = {...} in`` and referred to by name."""
+  counts, first_eqn = {}, {}
+  _count_calls(jaxpr, counts, first_eqn)
+  names, taken, docs = _Names(), set(), []
+  for key, (callee, eqn) in first_eqn.items():   # callees before their callers
+    if counts[key] > 1 or len(_inner(callee).eqns) > _MAX_INLINE_EQNS:
+      name = _hoisted_name(eqn, taken)
+      docs += [pp.text(f"let {name} = "), _jaxpr_doc(callee, names), pp.text(" in"), pp.brk()]
+      names.hoisted[key] = name
+  docs.append(_jaxpr_doc(jaxpr, names))
+  return pp.concat(docs).format(width)
 
 
 def eqn_to_string(eqn, width=80):
