@@ -136,7 +136,8 @@ def _leaf_aval(fun, leaf, name):
 class _Traced:
   """A traced call: its closed jaxpr (consts hoisted to leading inputs),
   the constant values, and the output tree."""
-  __slots__ = ("jaxpr", "consts", "out_tree", "in_avals", "closes_over_tracers")
+  __slots__ = ("jaxpr", "consts", "out_tree", "in_avals", "closes_over_tracers",
+               "_executable")
 
   def __init__(self, jaxpr, consts, out_tree, in_avals):
     self.jaxpr = jaxpr
@@ -144,6 +145,12 @@ class _Traced:
     self.out_tree = out_tree
     self.in_avals = in_avals
     self.closes_over_tracers = any(isinstance(c, core.Tracer) for c in consts)
+    self._executable = None
+
+  def executable(self):
+    if self._executable is None:
+      self._executable = executable_for(self.jaxpr)
+    return self._executable
 
 
 def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
@@ -264,7 +271,7 @@ class JitWrapped:
 
 def _run_compiled(traced, inputs):
   vals = [x._value if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
-  outs = executable_for(traced.jaxpr)(*vals)
+  outs = traced.executable()(*vals)
   results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   if config.jax_debug_nans or config.jax_debug_infs:
     from purejax._src.interpreters.dispatch import check_special

@@ -252,6 +252,9 @@ def dtype_and_weak_type(x, canonicalize=True):
 def _dtype_and_weak(x, canonicalize=True):
   # A weak bool stays flagged here: it counts when deciding whether *all*
   # operands are weak, though a bool result is never weak.
+  aval = getattr(x, "aval", None)
+  if aval is not None and not canonicalize:   # arrays and tracers: the fast path
+    return aval.dtype, aval.weak_type
   if type(x) in _WEAK_PYTHON_TYPES:
     dt, weak = python_scalar_dtypes[type(x)], True
   elif x is None:

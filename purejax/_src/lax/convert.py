@@ -54,6 +54,10 @@ def _python_scalar_value(x):
 
 def convert_element_type(operand, new_dtype, weak_type=False):
   """Converts ``operand`` to ``new_dtype`` (canonicalized for x64 mode)."""
+  aval = getattr(operand, "aval", None)
+  if (aval is not None and isinstance(new_dtype, np.dtype) and aval.dtype == new_dtype
+      and aval.weak_type == bool(weak_type)):
+    return operand   # nothing to do: the common case in jnp's promotion
   new_dtype = _requested_dtype(new_dtype)
   weak_type = bool(weak_type)
   if isinstance(operand, core.Tracer):
