@@ -10,7 +10,7 @@ from purejax._src import dtypes
 from purejax._src.numpy import shape_ops
 from purejax._src.numpy import ufuncs
 from purejax._src.numpy import util
-from purejax._src.numpy.util import check_arraylike
+from purejax._src.numpy.util import check_arraylike, check_no_out
 
 
 def _result_dtype(a, b, preferred_element_type):
@@ -116,8 +116,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 def outer(a, b, out=None):
   """All products a[i] * b[j] of the flattened inputs."""
   check_arraylike("outer", a, b)
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
+  check_no_out("outer", out)
   a, b = shape_ops.ravel(a), shape_ops.ravel(b)
   return ufuncs.multiply(a[:, None], b[None, :])
 

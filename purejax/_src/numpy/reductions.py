@@ -14,7 +14,7 @@ from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.numpy import ufuncs
 from purejax._src.numpy import util
-from purejax._src.numpy.util import check_arraylike
+from purejax._src.numpy.util import check_arraylike, check_no_out
 
 
 def _reduction_axes(ndim, axis):
@@ -65,8 +65,7 @@ _HAS_IDENTITY = {"sum": True, "prod": True, "max": False, "min": False}
 def _reduce(name, op_name, a, axis, dtype, out, keepdims, initial, where,
             promote_integers=True, upcast_f16=True):
   check_arraylike(name, a)
-  if out is not None:
-    raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+  check_no_out(name, out)
   requested = dtypes.canonicalize_user_dtype(dtype, name)
   a = util.asarray(a)
   aval = util.aval_of(a)
@@ -132,8 +131,7 @@ amax, amin = max, min
 
 def _logical_reduce(name, lax_fn, a, axis, out, keepdims, where):
   check_arraylike(name, a)
-  if out is not None:
-    raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+  check_no_out(name, out)
   a = util.asarray(a)
   axes = _reduction_axes(util.ndim(a), axis)
   a = lax.convert_element_type(a, np.bool_, False)
@@ -177,8 +175,7 @@ def _count(shape, axes):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   """Arithmetic mean over ``axis`` (integers average as floats)."""
   check_arraylike("mean", a)
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.mean is not supported.")
+  check_no_out("mean", out)
   requested = dtypes.canonicalize_user_dtype(dtype, "mean")
   a = util.asarray(a)
   aval = util.aval_of(a)
@@ -197,8 +194,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         correction=None):
   """Variance over ``axis``, dividing by N - ddof."""
   check_arraylike("var", a)
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.var is not supported.")
+  check_no_out("var", out)
   ddof = _ddof(ddof, correction, "var")
   requested = dtypes.canonicalize_user_dtype(dtype, "var")
   return _var(a, ddof, _static_axis(axis), requested, bool(keepdims), where)
@@ -208,8 +204,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         correction=None):
   """Standard deviation over ``axis``: the square root of ``var``."""
   check_arraylike("std", a)
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.std is not supported.")
+  check_no_out("std", out)
   ddof = _ddof(ddof, correction, "std")
   requested = dtypes.canonicalize_user_dtype(dtype, "std")
   return _std(a, ddof, _static_axis(axis), requested, bool(keepdims), where)
@@ -265,8 +260,7 @@ def _std(a, ddof, axis, dtype, keepdims, where):
 
 def _arg_reduce(name, lax_fn, a, axis, out, keepdims):
   check_arraylike(name, a)
-  if out is not None:
-    raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+  check_no_out(name, out)
   a = util.asarray(a)
   shape = util.shape(a)
   if axis is None:

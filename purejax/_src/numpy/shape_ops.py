@@ -10,7 +10,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.numpy import util
-from purejax._src.numpy.util import check_arraylike
+from purejax._src.numpy.util import check_arraylike, check_no_out
 
 
 def shape(a):
@@ -235,8 +235,7 @@ concat = concatenate
 
 def stack(arrays, axis=0, out=None, dtype=None):
   """Joins arrays along a new axis."""
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
+  check_no_out("stack", out)
   arrays = _as_sequence("stack", arrays)
   if not arrays:
     raise ValueError("Need at least one array to stack.")

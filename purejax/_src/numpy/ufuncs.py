@@ -15,7 +15,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.numpy import util
-from purejax._src.numpy.util import (
+from purejax._src.numpy.util import (check_no_out, 
     check_arraylike, promote_args, promote_args_inexact, promote_args_numeric)
 
 
@@ -188,8 +188,7 @@ def rint(x, /):
 def round(a, decimals=0, out=None):
   """Rounds to ``decimals`` places; halves round to even, as in NumPy."""
   check_arraylike("round", a)
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+  check_no_out("round", out)
   decimals = operator.index(decimals)
   a, = util.promote_dtypes(a)
   if not _is_inexact(a):

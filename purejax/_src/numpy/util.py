@@ -33,6 +33,12 @@ def check_arraylike(fun_name, *args):
                       f"{type(arg)} at position {pos}.")
 
 
+def check_no_out(fun_name, out):
+  """jnp functions return new arrays; NumPy's ``out=`` cannot be honoured."""
+  if out is not None:
+    raise NotImplementedError(f"The 'out' argument to jnp.{fun_name} is not supported.")
+
+
 def aval_of(x):
   return core.get_aval(x)
 
