@@ -136,6 +136,28 @@ class DynamicJaxprTrace(core.Trace):
     return sorted(positions), eqns
 
 
+class PartialEvalTrace(DynamicJaxprTrace):
+  """Splits a computation into a known part, computed now (in the parent
+  trace), and an unknown part, staged into a jaxpr.
+
+  Its own tracers are the unknowns.  A primitive applied only to known
+  values is forwarded to the parent; one that touches an unknown is staged,
+  and the known values it uses become constvars: the residuals.
+  """
+
+  def process_primitive(self, primitive, args, params):
+    if not any(isinstance(x, DynamicJaxprTracer) and x._trace is self for x in args):
+      with core.set_current_trace(self.parent):
+        return primitive.bind(*args, **params)
+    rule = getattr(primitive, "partial_eval", None)
+    if rule is not None:
+      return rule(self, args, params)
+    return super().process_primitive(primitive, args, params)
+
+  def is_known(self, x):
+    return not (isinstance(x, DynamicJaxprTracer) and x._trace is self)
+
+
 def trace_to_jaxpr(fun, in_avals, debug_info=None):
   """Traces ``fun(*flat_args) -> flat_outs`` on abstract inputs.
 

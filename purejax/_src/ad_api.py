@@ -1,0 +1,241 @@
+"""The differentiation API: jvp, linearize, vjp, grad, value_and_grad,
+jacfwd, jacrev, hessian, linear_transpose."""
+import functools
+
+import numpy as np
+
+from purejax._src import core
+from purejax._src import dtypes
+from purejax._src import source_info
+from purejax._src import tree_util
+from purejax._src.interpreters import ad
+from purejax._src.interpreters.ad import Zero
+
+
+def _flat_fun(fun, in_tree, out_tree_box, has_aux=False):
+  """``fun`` on flat leaves; records the output tree (and aux) in the box."""
+
+  def flat(*leaves):
+    out = fun(*tree_util.tree_unflatten(in_tree, leaves))
+    if has_aux:
+      if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError("has_aux=True requires the function to return a pair (out, aux), "
+                        f"got {type(out)}")
+      out, aux = out
+      out_tree_box.append(("aux", aux))
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    out_tree_box.append(("out", out_tree))
+    return out_leaves
+
+  return flat
+
+
+def _unbox(box):
+  d = dict(box)
+  return d["out"], d.get("aux")
+
+
+def _finish_tangent(t, primal):
+  return ad.instantiate(t) if type(t) is Zero else t
+
+
+# ---------------------------------------------------------------------------
+# Forward mode
+
+def _check_jvp_args(primals, tangents):
+  for name, value in (("primals", primals), ("tangents", tangents)):
+    if not isinstance(value, (tuple, list)):
+      raise TypeError(f"{name} arguments to jax.jvp must be a tuple or a list; "
+                      f"found {type(value).__name__}.")
+  p_leaves, p_tree = tree_util.tree_flatten(primals)
+  t_leaves, t_tree = tree_util.tree_flatten(tangents)
+  if p_tree != t_tree:
+    raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                    f"structure; primals have tree structure {p_tree} whereas tangents "
+                    f"have tree structure {t_tree}.")
+  for p, t in zip(p_leaves, t_leaves):
+    p_aval, t_aval = core.get_aval(p), core.get_aval(t)
+    if p_aval.shape != t_aval.shape:
+      raise ValueError("jvp called with different primal and tangent shapes;"
+                       f"Got primal shape {p_aval.shape} and tangent shape as {t_aval.shape}")
+    expected = ad.tangent_dtype(p_aval.dtype)
+    if t_aval.dtype != expected:
+      raise TypeError(
+          "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
+          "or in case of int/bool primal dtype the tangent dtype must be float0."
+          f"Got primal dtype {core.dtype_name(p_aval.dtype)} and so expected tangent "
+          f"dtype {core.dtype_name(expected)}, but got tangent dtype "
+          f"{core.dtype_name(t_aval.dtype)} instead.")
+  return p_leaves, t_leaves, p_tree
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+  """(fun(*primals), the directional derivative of fun along tangents)."""
+  p_leaves, t_leaves, in_tree = _check_jvp_args(primals, tangents)
+  box = []
+  out_p, out_t = ad.jvp_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves, t_leaves)
+  out_tree, aux = _unbox(box)
+  out_t = [_finish_tangent(t, p) for t, p in zip(out_t, out_p)]
+  result = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
+  return (*result, aux) if has_aux else result
+
+
+def linearize(fun, *primals, has_aux=False):
+  """(fun(*primals), f_jvp): f_jvp evaluates the JVP at primals without
+  recomputing the primal values."""
+  p_leaves, in_tree = tree_util.tree_flatten(primals)
+  box = []
+  out_p, jaxpr, residuals = ad.linearize_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves)
+  out_tree, aux = _unbox(box)
+  in_avals = [ad.tangent_aval(core.get_aval(p)) for p in p_leaves]
+
+  def f_jvp(*tangents):
+    t_leaves, t_tree = tree_util.tree_flatten(tangents)
+    if t_tree != in_tree:
+      raise ValueError(f"linearized function called on tangent values inconsistent with "
+                       f"the original primal values: expected {in_tree}, got {t_tree}")
+    for t, aval in zip(t_leaves, in_avals):
+      got = core.get_aval(t)
+      if got.shape != aval.shape or got.dtype != aval.dtype:
+        raise ValueError("linearized function called on tangent values inconsistent with "
+                         f"the original primal values: got {got.str_short()} for primal "
+                         f"aval {aval.str_short()}")
+    from purejax._src.jaxpr import eval_jaxpr
+    outs = eval_jaxpr(jaxpr, residuals, *t_leaves)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+  out = tree_util.tree_unflatten(out_tree, out_p)
+  return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+# ---------------------------------------------------------------------------
+# Reverse mode
+
+def vjp(fun, *primals, has_aux=False):
+  """(fun(*primals), f_vjp): f_vjp maps output cotangents to input cotangents."""
+  p_leaves, in_tree = tree_util.tree_flatten(primals)
+  box = []
+  out_p, jaxpr, residuals = ad.linearize_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves)
+  out_tree, aux = _unbox(box)
+  in_avals = [core.get_aval(p) for p in p_leaves]
+  out_avals = [core.get_aval(p) for p in out_p]
+  name = source_info.function_location(fun)
+
+  def vjp_fun(cotangents):
+    ct_leaves, ct_tree = tree_util.tree_flatten(cotangents)
+    if ct_tree != out_tree:
+      raise ValueError(
+          "unexpected tree structure.\n\nThe argument to a VJP function returned by "
+          "`jax.vjp` must match the pytree\nstructure of the differentiated function "
+          f"{name}.\n\nBut the tree structures differ: expected {out_tree}, got {ct_tree}.")
+    for ct, aval in zip(ct_leaves, out_avals):
+      got = core.get_aval(ct)
+      expected = ad.tangent_aval(aval)
+      if got.shape != expected.shape or (got.dtype != expected.dtype
+                                         and expected.dtype != dtypes.float0):
+        raise ValueError(
+            "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+            f"{got.str_short()}, but expected {expected.str_short()} because the "
+            "corresponding output of the differentiated function had JAX type "
+            f"{aval.str_short()}")
+    cts_in = ad.backward_pass(jaxpr, residuals, ct_leaves)
+    cts_in = [ad.instantiate(ct) if type(ct) is Zero else ct for ct in cts_in]
+    return tree_util.tree_unflatten(in_tree, cts_in)
+
+  f_vjp = tree_util.Partial(vjp_fun)
+  out = tree_util.tree_unflatten(out_tree, out_p)
+  return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def _check_argnums(argnums, nargs):
+  nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+  if any(not isinstance(i, (int, np.integer)) for i in nums):
+    raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums}")
+  if nums and max(nums) >= nargs:
+    raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
+                    f"{max(nums) + 1} positional arguments to be passed by the caller, "
+                    f"but got only {nargs} positional arguments.")
+  return nums
+
+
+def _check_input_dtype(x, holomorphic, allow_int):
+  dtype = core.get_aval(x).dtype
+  if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
+                    f"but got {core.dtype_name(dtype)}.")
+  if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_) and not allow_int:
+    raise TypeError("grad requires real- or complex-valued inputs (input dtype that is a "
+                    f"sub-dtype of np.inexact), but got {core.dtype_name(dtype)}. If you "
+                    "want to use Boolean- or integer-valued inputs, use vjp or set "
+                    "allow_int to True.")
+
+
+def _check_output(out, holomorphic):
+  aval = core.get_aval(out)
+  if aval.shape:
+    raise TypeError("Gradient only defined for scalar-output functions. "
+                    f"Output had shape: {aval.shape}.")
+  dtype = aval.dtype
+  if holomorphic:
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+      raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
+                      f"but got {core.dtype_name(dtype)}.")
+  elif dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
+                    f"of np.floating), but got {core.dtype_name(dtype)}. For holomorphic "
+                    "differentiation, pass holomorphic=True. For differentiation of "
+                    "non-holomorphic functions involving complex outputs, use jax.vjp "
+                    "directly.")
+  elif not dtypes.issubdtype(dtype, np.floating):
+    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
+                    f"of np.floating), but got {core.dtype_name(dtype)}. For "
+                    "differentiation of functions with integer outputs, use jax.vjp "
+                    "directly.")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+  """A function computing (fun(*args), the gradient of fun at args)."""
+
+  @functools.wraps(fun)
+  def value_and_grad_f(*args, **kwargs):
+    nums = _check_argnums(argnums, len(args))
+
+    def partial_fun(*diff_args):
+      full = list(args)
+      for i, x in zip(nums, diff_args):
+        full[i] = x
+      return fun(*full, **kwargs)
+
+    diff_args = [args[i] for i in nums]
+    for leaf in tree_util.tree_leaves(diff_args):
+      _check_input_dtype(leaf, holomorphic, allow_int)
+    result = vjp(partial_fun, *diff_args, has_aux=has_aux)
+    ans, f_vjp = result[0], result[1]
+    _check_output(ans, holomorphic)
+    one = _ones_like(ans)
+    grads = f_vjp(one)
+    g = grads[0] if isinstance(argnums, int) else tuple(grads)
+    return ((ans, result[2]), g) if has_aux else (ans, g)
+
+  return value_and_grad_f
+
+
+def _ones_like(x):
+  from purejax import lax
+  aval = core.get_aval(x)
+  return lax.convert_element_type(1, aval.dtype, aval.weak_type)
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+  """A function computing the gradient of scalar-valued ``fun``."""
+  vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+  @functools.wraps(fun)
+  def grad_f(*args, **kwargs):
+    if has_aux:
+      (_, aux), g = vg(*args, **kwargs)
+      return g, aux
+    return vg(*args, **kwargs)[1]
+
+  return grad_f
