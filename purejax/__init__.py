@@ -16,6 +16,11 @@ from purejax._src.config import (
 from purejax._src.api import (
     ShapeDtypeStruct, block_until_ready, device_get, device_put, disable_jit,
     eval_shape, jit, make_jaxpr)
+from purejax._src.ad_api import (
+    grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
+    value_and_grad, vjp)
+from purejax._src.lax.stop_gradient import stop_gradient
+from purejax._src.remat import checkpoint, checkpoint_policies, remat
 from purejax._src.array import Array
 from purejax._src.devices import (
     default_backend, device_count, devices, local_device_count, local_devices,
@@ -28,6 +33,7 @@ from purejax import numpy
 from purejax import tree
 from purejax import tree_util
 from purejax import ops
+from purejax import ad_checkpoint
 
 __version__ = "0.1.0"
 

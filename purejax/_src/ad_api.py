@@ -239,3 +239,168 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     return vg(*args, **kwargs)[1]
 
   return grad_f
+
+
+# ---------------------------------------------------------------------------
+# Jacobians (one JVP or VJP per basis vector; vmap will batch these)
+
+def _check_jac_input(x, name, holomorphic, allow_int):
+  dtype = core.get_aval(x).dtype
+  if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+                    f"but got {core.dtype_name(dtype)}.")
+  if not dtypes.issubdtype(dtype, np.inexact) and not allow_int:
+    raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is "
+                    f"a sub-dtype of np.inexact), but got {core.dtype_name(dtype)}. If you "
+                    "want to use Boolean- or integer-valued inputs, use vjp or set "
+                    "allow_int to True.")
+
+
+def _basis(aval, k):
+  """The k-th standard basis vector of ``aval``'s space, shaped like it."""
+  from purejax import lax
+  import purejax.numpy as jnp
+  flat = jnp.zeros(aval.size, aval.dtype).at[k].set(1)
+  return lax.reshape(flat, aval.shape)
+
+
+def _stack_last(columns, shape, trailing):
+  """Stacks per-basis results along new trailing axes of shape ``trailing``."""
+  import purejax.numpy as jnp
+  from purejax import lax
+  stacked = jnp.stack(columns, axis=-1) if columns else jnp.zeros(shape + (0,))
+  return lax.reshape(stacked, tuple(shape) + tuple(trailing))
+
+
+def _stack_first(rows, leading, shape):
+  import purejax.numpy as jnp
+  from purejax import lax
+  stacked = jnp.stack(rows, axis=0) if rows else jnp.zeros((0,) + tuple(shape))
+  return lax.reshape(stacked, tuple(leading) + tuple(shape))
+
+
+def _partial_args(fun, args, kwargs, nums):
+  def partial_fun(*diff_args):
+    full = list(args)
+    for i, x in zip(nums, diff_args):
+      full[i] = x
+    return fun(*full, **kwargs)
+  return partial_fun, [args[i] for i in nums]
+
+
+def _jac_structure(argnums, out_tree, in_tree, blocks):
+  """blocks[j][i]: the Jacobian of output leaf j w.r.t. input leaf i."""
+  per_out = [tree_util.tree_unflatten(in_tree, row) for row in blocks]
+  per_out = [p[0] if isinstance(argnums, int) else p for p in per_out]
+  return tree_util.tree_unflatten(out_tree, per_out)
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+  """The Jacobian of ``fun`` by forward mode: one JVP per input element."""
+
+  @functools.wraps(fun)
+  def jacfun(*args, **kwargs):
+    nums = _check_argnums(argnums, len(args))
+    partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
+    in_leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
+    for x in in_leaves:
+      _check_jac_input(x, "jacfwd", holomorphic, False)
+    in_avals = [core.get_aval(x) for x in in_leaves]
+    zero_tangents = [ad.zeros_like_aval(ad.tangent_aval(a)) for a in in_avals]
+    columns, out, aux = [], None, None
+    for i, aval in enumerate(in_avals):
+      cols_i = []
+      for k in range(aval.size):
+        tangents = list(zero_tangents)
+        tangents[i] = _basis(aval, k)
+        res = jvp(partial_fun, tuple(diff_args),
+                  tuple(tree_util.tree_unflatten(in_tree, tangents)), has_aux=has_aux)
+        out, t_out = res[0], res[1]
+        aux = res[2] if has_aux else None
+        cols_i.append(tree_util.tree_leaves(t_out))
+      columns.append(cols_i)
+    if out is None:   # no input elements: evaluate once for the output structure
+      res = partial_fun(*diff_args)
+      out, aux = res if has_aux else (res, None)
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    blocks = [[_stack_last([col[j] for col in columns[i]], core.get_aval(o).shape,
+                           in_avals[i].shape)
+               for i in range(len(in_avals))] for j, o in enumerate(out_leaves)]
+    jac = _jac_structure(argnums, out_tree, in_tree, blocks)
+    return (jac, aux) if has_aux else jac
+
+  return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+  """The Jacobian of ``fun`` by reverse mode: one VJP per output element."""
+
+  @functools.wraps(fun)
+  def jacfun(*args, **kwargs):
+    nums = _check_argnums(argnums, len(args))
+    partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
+    in_leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
+    for x in in_leaves:
+      _check_jac_input(x, "jacrev", holomorphic, allow_int)
+    res = vjp(partial_fun, *diff_args, has_aux=has_aux)
+    out, f_vjp = res[0], res[1]
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    out_avals = [core.get_aval(o) for o in out_leaves]
+    zero_cts = [ad.zeros_like_aval(ad.tangent_aval(a)) for a in out_avals]
+    in_avals = [core.get_aval(x) for x in in_leaves]
+    blocks = []
+    for j, aval in enumerate(out_avals):
+      rows = []
+      for k in range(aval.size):
+        cts = list(zero_cts)
+        cts[j] = _basis(aval, k)
+        rows.append(tree_util.tree_leaves(f_vjp(tree_util.tree_unflatten(out_tree, cts))))
+      blocks.append([_stack_first([r[i] for r in rows], aval.shape, in_avals[i].shape)
+                     for i in range(len(in_avals))])
+    jac = _jac_structure(argnums, out_tree, in_tree, blocks)
+    return (jac, res[2]) if has_aux else jac
+
+  return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+  """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``."""
+  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
+                argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+  """The transpose of the linear function ``fun`` at arguments like ``primals``."""
+  from purejax._src.interpreters import partial_eval as pe
+  in_leaves, in_tree = tree_util.tree_flatten(primals)
+  in_avals = [core.get_aval(x).strip_weak_type() for x in in_leaves]
+  in_dtypes = [a.dtype for a in in_avals]
+  box = []
+  jaxpr, consts = pe.trace_to_jaxpr(_flat_fun(fun, in_tree, box), in_avals)
+  out_tree, _ = _unbox(box)
+  out_avals = jaxpr.out_avals
+  out_dtypes = [a.dtype for a in out_avals]
+  if not (all(dtypes.issubdtype(d, np.inexact) for d in in_dtypes + out_dtypes)
+          or all(dtypes.issubdtype(d, np.integer) for d in in_dtypes + out_dtypes)):
+    raise TypeError("linear_transpose only supports [float or complex] -> [float or "
+                    "complex], and integer -> integer functions, but got "
+                    f"{in_dtypes} -> {out_dtypes}.")
+
+  def transposed_fun(out_cotangent):
+    ct_leaves, ct_tree = tree_util.tree_flatten(out_cotangent)
+    if ct_tree != out_tree:
+      raise TypeError("cotangent tree does not match function output, expected "
+                      f"{out_tree} but got {ct_tree}")
+    for ct, aval in zip(ct_leaves, out_avals):
+      got = core.get_aval(ct)
+      if got.shape != aval.shape or got.dtype != aval.dtype:
+        raise TypeError("cotangent type does not match function output, expected "
+                        f"{aval.str_short()} but got {got.str_short()}")
+    cts_in = ad.backward_pass(jaxpr, consts, ct_leaves)
+    cts_in = [ad.instantiate(ct) for ct in cts_in]
+    return tree_util.tree_unflatten(in_tree, cts_in)
+
+  return tree_util.Partial(transposed_fun)

@@ -1,12 +1,17 @@
 """The call primitive that ``jit`` stages into an enclosing trace.
 
 ``pjit_p`` carries a closed jaxpr (constants already turned into leading
-inputs).  Its rules for each interpreter are written against that jaxpr.
+inputs).  Its rules for each interpreter are written against that jaxpr:
+JVP makes a JVP jaxpr, partial evaluation splits the jaxpr into a known and
+an unknown call, transposition runs the backward pass over the jaxpr.
 """
 import weakref
 
 from purejax._src import core
 from purejax._src.backends import numpy_backend
+from purejax._src.interpreters import ad
+from purejax._src.interpreters import partial_eval as pe
+from purejax._src.jaxpr import ClosedJaxpr, JaxprEqn, Var, eval_jaxpr
 
 pjit_p = core.Primitive("jit", multiple_results=True)
 pjit_p.call_jaxpr_param = "jaxpr"
@@ -33,3 +38,124 @@ def _pjit_abstract_eval(*avals, jaxpr, name):
 
 
 pjit_p.pp_params = lambda params: [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+
+
+def trace_closed(fun, in_avals):
+  """Traces ``fun`` to a ClosedJaxpr without consts, plus the consts' values
+  (to be passed as leading arguments)."""
+  jaxpr, consts = pe.trace_to_jaxpr(fun, in_avals)
+  return ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), []), consts
+
+
+# -- JVP ----------------------------------------------------------------------
+
+_jvp_jaxprs = weakref.WeakKeyDictionary()
+
+
+def jvp_jaxpr(closed, nonzeros):
+  """A jaxpr computing (primal outs, nonzero tangent outs) from (primals,
+  nonzero tangents), and which output tangents are nonzero."""
+  per_jaxpr = _jvp_jaxprs.setdefault(closed, {})
+  key = tuple(nonzeros)
+  if key not in per_jaxpr:
+    n = len(closed.in_avals)
+    out_nonzeros = []
+
+    def fun(*args):
+      primals, nz = args[:n], iter(args[n:])
+      tangents = [next(nz) if k else ad.Zero(ad.tangent_aval(a))
+                  for k, a in zip(nonzeros, closed.in_avals)]
+      outs_p, outs_t = ad.jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                   primals, tangents)
+      out_nonzeros[:] = [type(t) is not ad.Zero for t in outs_t]
+      return list(outs_p) + [t for t in outs_t if type(t) is not ad.Zero]
+
+    avals = list(closed.in_avals) + [ad.tangent_aval(a) for k, a in
+                                     zip(nonzeros, closed.in_avals) if k]
+    traced, consts = trace_closed(fun, avals)
+    per_jaxpr[key] = (traced, consts, list(out_nonzeros))
+  return per_jaxpr[key]
+
+
+def _pjit_jvp(primals, tangents, *, jaxpr, name):
+  nonzeros = [type(t) is not ad.Zero for t in tangents]
+  jvp_closed, consts, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
+  outs = pjit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not ad.Zero],
+                     jaxpr=jvp_closed, name=name)
+  n = len(jaxpr.out_avals)
+  nz_tangents = iter(outs[n:])
+  tangents_out = [next(nz_tangents) if k else ad.Zero(ad.tangent_aval(a))
+                  for k, a in zip(out_nonzeros, jaxpr.out_avals)]
+  return outs[:n], tangents_out
+
+
+pjit_p.jvp = _pjit_jvp
+
+
+# -- partial evaluation -----------------------------------------------------------
+# Written for any call primitive with a ``jaxpr`` param; ``prim.saveable(params)``
+# says which known intermediates to keep as residuals (checkpoint recomputes
+# the others).
+
+def _split_call(closed, in_known, saveable):
+  known, unknown, out_known, num_res = pe.partial_eval_jaxpr(closed.jaxpr, in_known, saveable)
+  return ClosedJaxpr(known, []), ClosedJaxpr(unknown, []), out_known, num_res
+
+
+def call_partial_eval_jaxpr(eqn, ins_known, saveable):
+  """Splits a call equation inside a jaxpr being partially evaluated."""
+  saveable = eqn.primitive.saveable(eqn.params) or saveable
+  known, unknown, out_known, num_res = _split_call(eqn.params["jaxpr"], ins_known, saveable)
+  residuals = [Var(a) for a in known.out_avals[len(known.out_avals) - num_res:]]
+  known_outs = [v for v, k in zip(eqn.outvars, out_known) if k]
+  unknown_outs = [v for v, k in zip(eqn.outvars, out_known) if not k]
+  known_eqn = eqn.replace(
+      invars=[v for v, k in zip(eqn.invars, ins_known) if k],
+      outvars=known_outs + residuals, params=dict(eqn.params, jaxpr=known))
+  unknown_eqn = eqn.replace(
+      invars=residuals + [v for v, k in zip(eqn.invars, ins_known) if not k],
+      outvars=unknown_outs, params=dict(eqn.params, jaxpr=unknown))
+  return known_eqn, unknown_eqn
+
+
+def call_partial_eval(primitive):
+  """Under linearize: run the known part of the call now, stage the rest."""
+
+  def rule(trace, args, params):
+    in_known = [trace.is_known(x) for x in args]
+    known, unknown, out_known, num_res = _split_call(
+        params["jaxpr"], in_known, primitive.saveable(params) or pe._always_saveable)
+    with core.set_current_trace(trace.parent):
+      known_outs = primitive.bind(*[x for x, k in zip(args, in_known) if k],
+                                  **dict(params, jaxpr=known))
+    split = len(known_outs) - num_res
+    residuals = known_outs[split:]
+    unknown_outs = pe.DynamicJaxprTrace.process_primitive(
+        trace, primitive, residuals + [x for x, k in zip(args, in_known) if not k],
+        dict(params, jaxpr=unknown))
+    known_iter, unknown_iter = iter(known_outs[:split]), iter(unknown_outs)
+    return [next(known_iter) if k else next(unknown_iter) for k in out_known]
+
+  return rule
+
+
+pjit_p.saveable = lambda params: None   # keep every residual
+pjit_p.partial_eval = call_partial_eval(pjit_p)
+pjit_p.partial_eval_jaxpr = call_partial_eval_jaxpr
+
+
+# -- transposition ------------------------------------------------------------------
+
+def call_transpose(cts, *args, jaxpr, **params):
+  """The backward pass of a called jaxpr: residual inputs are the defined
+  ones, linear inputs the ``UndefinedPrimal``s."""
+  inner = jaxpr.jaxpr
+  undefined = [ad.is_undefined_primal(x) for x in args]
+  linear = inner.__class__(
+      [v for v, u in zip(inner.invars, undefined) if not u],
+      [v for v, u in zip(inner.invars, undefined) if u], inner.outvars, inner.eqns)
+  cts_in = iter(ad.backward_pass(linear, [x for x, u in zip(args, undefined) if not u], cts))
+  return [next(cts_in) if u else None for u in undefined]
+
+
+pjit_p.transpose = call_transpose

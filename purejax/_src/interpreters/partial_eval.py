@@ -10,7 +10,7 @@ from purejax._src import jaxpr_check
 from purejax._src import jaxpr_printer
 from purejax._src import source_info
 from purejax._src.config import config
-from purejax._src.jaxpr import Jaxpr, JaxprEqn, Var, literal_value
+from purejax._src.jaxpr import Jaxpr, JaxprEqn, Literal, Var, literal_value
 
 
 class DebugInfo:
@@ -181,3 +181,85 @@ def trace_to_jaxpr(fun, in_avals, debug_info=None):
 def convert_constvars_jaxpr(jaxpr):
   """Turns constvars into leading invars (closure conversion)."""
   return Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+
+
+# ---------------------------------------------------------------------------
+# Splitting a jaxpr into known and unknown parts (for call primitives under
+# linearize): jaxpr surgery, no re-tracing.
+
+def _always_saveable(eqn):
+  return True
+
+
+def partial_eval_jaxpr(jaxpr, in_known, saveable=_always_saveable):
+  """Splits ``jaxpr`` (no constvars) given which inputs are known.
+
+  Returns ``(known_jaxpr, unknown_jaxpr, out_known, num_residuals)``:
+  ``known_jaxpr`` maps the known inputs to the known outputs followed by the
+  residuals; ``unknown_jaxpr`` maps residuals then unknown inputs to the
+  unknown outputs.  A known equation whose output the unknown side needs is
+  saved as a residual if ``saveable(eqn)``, else recomputed on the unknown
+  side from what it needs (that is what ``checkpoint`` does).
+  """
+  known = {v for v, k in zip(jaxpr.invars, in_known) if k}
+  is_known = lambda v: type(v) is Literal or v in known
+  known_eqns, unknown_eqns = [], []
+  for eqn in jaxpr.eqns:
+    ins_known = [is_known(v) for v in eqn.invars]
+    if all(ins_known):
+      known_eqns.append(eqn)
+      known.update(eqn.outvars)
+      continue
+    split = getattr(eqn.primitive, "partial_eval_jaxpr", None)
+    if split is not None and any(ins_known):
+      known_eqn, unknown_eqn = split(eqn, ins_known, saveable)
+      known_eqns.append(known_eqn)
+      known.update(known_eqn.outvars)
+      unknown_eqns.append(unknown_eqn)
+    else:
+      unknown_eqns.append(eqn)
+  out_known = [is_known(v) for v in jaxpr.outvars]
+
+  # What the unknown side reads from the known side: saved, or recomputed.
+  needed = [v for e in unknown_eqns for v in e.invars if type(v) is not Literal and v in known]
+  needed += [v for v, k in zip(jaxpr.outvars, out_known) if not k]
+  needed_set = set(needed)
+  recompute = []
+  for eqn in reversed(known_eqns):
+    if not saveable(eqn) and any(v in needed_set for v in eqn.outvars):
+      recompute.append(eqn)
+      for v in eqn.invars:
+        if type(v) is not Literal and v not in needed_set:
+          needed_set.add(v)
+          needed.append(v)
+  recompute.reverse()
+  produced = {v for e in recompute for v in e.outvars}
+  residuals = _unique(v for v in needed if v in known and v not in produced)
+
+  known_in = [v for v, k in zip(jaxpr.invars, in_known) if k]
+  unknown_in = [v for v, k in zip(jaxpr.invars, in_known) if not k]
+  known_jaxpr = Jaxpr([], known_in,
+                      [v for v, k in zip(jaxpr.outvars, out_known) if k] + residuals,
+                      known_eqns)
+  # Fresh residual binders keep each jaxpr's variables its own.
+  fresh = {v: Var(v.aval) for v in residuals}
+  unknown_jaxpr = _substitute(
+      Jaxpr([], residuals + unknown_in,
+            [v for v, k in zip(jaxpr.outvars, out_known) if not k],
+            recompute + unknown_eqns), fresh)
+  return known_jaxpr, unknown_jaxpr, out_known, len(residuals)
+
+
+def _unique(vs):
+  seen, out = set(), []
+  for v in vs:
+    if v not in seen:
+      seen.add(v)
+      out.append(v)
+  return out
+
+
+def _substitute(jaxpr, mapping):
+  sub = lambda v: mapping.get(v, v) if type(v) is not Literal else v
+  eqns = [e.replace(invars=[sub(v) for v in e.invars]) for e in jaxpr.eqns]
+  return Jaxpr([], [sub(v) for v in jaxpr.invars], [sub(v) for v in jaxpr.outvars], eqns)
