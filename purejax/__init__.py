@@ -21,6 +21,7 @@ from purejax._src.ad_api import (
     value_and_grad, vjp)
 from purejax._src.lax.stop_gradient import stop_gradient
 from purejax._src.remat import checkpoint, checkpoint_policies, remat
+from purejax._src.vmap import vmap
 from purejax._src.array import Array
 from purejax._src.devices import (
     default_backend, device_count, devices, local_device_count, local_devices,

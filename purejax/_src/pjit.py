@@ -159,3 +159,55 @@ def call_transpose(cts, *args, jaxpr, **params):
 
 
 pjit_p.transpose = call_transpose
+
+
+# -- batching -------------------------------------------------------------------------
+
+_batched_jaxprs = weakref.WeakKeyDictionary()
+
+
+def batch_jaxpr(closed, trace, in_dims):
+  """A jaxpr computing ``closed`` on batched inputs (batch axes ``in_dims``),
+  its constants, and the batch axes of its outputs."""
+  from purejax._src.interpreters.batching import BatchTrace, BatchTracer
+  per_jaxpr = _batched_jaxprs.setdefault(closed, {})
+  key = (tuple(in_dims), trace.axis_size, trace.axis_name)
+  if key not in per_jaxpr:
+    out_dims = []
+
+    def fun(*args):
+      inner = BatchTrace(core.current_trace(), trace.axis_size, trace.axis_name,
+                         trace.spmd_axis_name)
+      tracers = [a if d is None else BatchTracer(inner, a, d) for a, d in zip(args, in_dims)]
+      try:
+        with core.set_current_trace(inner):
+          outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+        pairs = [inner.lift(o) for o in outs]
+      finally:
+        inner.invalidate()
+      out_dims[:] = [d for _, d in pairs]
+      return [v for v, _ in pairs]
+
+    avals = [a if d is None else _with_batch_axis(a, d, trace.axis_size)
+             for a, d in zip(closed.in_avals, in_dims)]
+    traced, consts = trace_closed(fun, avals)
+    per_jaxpr[key] = (traced, consts, list(out_dims))
+  return per_jaxpr[key]
+
+
+def _with_batch_axis(aval, dim, size):
+  shape = list(aval.shape)
+  shape.insert(dim, size)
+  return aval.update(shape=tuple(shape))
+
+
+def call_batch(primitive):
+  def rule(trace, vals, dims, **params):
+    batched, consts, out_dims = batch_jaxpr(params["jaxpr"], trace, dims)
+    outs = primitive.bind(*consts, *vals, **dict(params, jaxpr=batched))
+    return outs, out_dims
+  rule.needs_trace = True
+  return rule
+
+
+pjit_p.batch = call_batch(pjit_p)

@@ -10,7 +10,7 @@ import functools
 from purejax._src import core
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
-from purejax._src.pjit import (call_partial_eval, call_partial_eval_jaxpr, call_transpose,
+from purejax._src.pjit import (call_batch, call_partial_eval, call_partial_eval_jaxpr, call_transpose,
                                executable_for, jvp_jaxpr, trace_closed)
 
 remat_p = core.Primitive("checkpoint", multiple_results=True)
@@ -41,6 +41,7 @@ remat_p.saveable = _saveable
 remat_p.partial_eval = call_partial_eval(remat_p)
 remat_p.partial_eval_jaxpr = call_partial_eval_jaxpr
 remat_p.transpose = call_transpose
+remat_p.batch = call_batch(remat_p)
 remat_p.pp_params = lambda params: [
     ("jaxpr", params["jaxpr"]), ("prevent_cse", params["prevent_cse"]),
     ("differentiated", params["differentiated"]), ("policy", params["policy"])]
