@@ -8,6 +8,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.array import wrap_numpy
+from purejax._src.interpreters import ad
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
@@ -38,6 +39,29 @@ convert_element_type_p = core.Primitive("convert_element_type")
 convert_element_type_p.impl = _convert_impl
 convert_element_type_p.abstract_eval = _convert_abstract_eval
 convert_element_type_p.elementwise = True
+
+
+@convert_element_type_p.def_jvp
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+  out = convert_element_type_p.bind(*primals, new_dtype=new_dtype, weak_type=weak_type)
+  g, = tangents
+  out_tangent = ad.tangent_aval(core.get_aval(out))
+  # To or from an integer type the derivative is zero (a float0 one for ints).
+  if (type(g) is ad.Zero or out_tangent.dtype == dtypes.float0
+      or core.get_aval(g).dtype == dtypes.float0):
+    return out, ad.Zero(out_tangent)
+  return out, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type)
+
+
+@convert_element_type_p.def_transpose
+def _convert_transpose(ct, operand, *, new_dtype, weak_type):
+  old = operand.aval
+  if ad.tangent_dtype(old.dtype) == dtypes.float0:
+    return [None]   # an integer input has no (nonzero) cotangent
+  return [convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)]
+
+
+convert_element_type_p.is_linear = True
 
 
 def _requested_dtype(new_dtype):

@@ -3,6 +3,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_dtype, numeric_dtypes, standard_primitive
 from purejax._src.lax.structural import broadcast
@@ -25,6 +26,7 @@ def _iota_impl(*, dtype, shape, dimension, sharding):
 
 
 iota_p = standard_primitive("iota", _iota_abstract_eval, _iota_impl)
+ad.defjvp_zero(iota_p)   # no operands: never differentiated, but says so
 
 
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):

@@ -11,6 +11,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.convert import _convert_impl
 from purejax._src.lax.families import standard_primitive
@@ -230,6 +231,50 @@ def _dot_general_pp(params):
 
 dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
                                    _dot_general_impl, pp_params=_dot_general_pp)
+
+# Bilinear: the JVP is the product rule, and each operand's transpose is
+# another contraction, of the cotangent with the other operand.
+ad.defjvp(dot_general_p,
+          lambda g, lhs, rhs, **params: dot_general_p.bind(g, rhs, **params),
+          lambda g, lhs, rhs, **params: dot_general_p.bind(lhs, g, **params))
+
+
+def _dot_transpose_one(ct, x_aval, other, dimension_numbers, precision, x_is_rhs):
+  """The cotangent of operand x (lhs, or rhs when ``x_is_rhs``)."""
+  (lc, rc), (lb, rb) = dimension_numbers
+  (xc, yc), (xb, yb) = ((rc, lc), (rb, lb)) if x_is_rhs else ((lc, rc), (lb, rb))
+  x_free = _free_dims(x_aval.ndim, xb, xc)
+  y_free = _free_dims(core.get_aval(other).ndim, yb, yc)
+  # ct's axes: batch, lhs free, rhs free.  Contract its y-free axes with y's.
+  nb = len(xb)
+  first = nb if x_is_rhs else nb + len(x_free)
+  ct_y_free = tuple(range(first, first + len(y_free)))
+  dims = ((ct_y_free, tuple(y_free)), (tuple(range(nb)), tuple(yb)))
+  if x_is_rhs and precision is not None:
+    precision = precision[::-1]
+  out = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=precision,
+                           preferred_element_type=None, out_sharding=None)
+  # out's axes: batch, x's free axes, then y's contracting axes in increasing
+  # order, which stand for the x axes they were contracted with.
+  x_axes = list(xb) + x_free + [xc[list(yc).index(j)] for j in sorted(yc)]
+  perm = tuple(int(i) for i in np.argsort(x_axes))
+  if perm != tuple(range(len(perm))):
+    from purejax._src.lax.structural import transpose_p
+    out = transpose_p.bind(out, permutation=perm)
+  if core.get_aval(out).dtype != x_aval.dtype:
+    from purejax._src.lax.convert import convert_element_type_p
+    out = convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=False)
+  return out
+
+
+@dot_general_p.def_transpose
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
+                           preferred_element_type, out_sharding):
+  if ad.is_undefined_primal(lhs) and ad.is_undefined_primal(rhs):
+    raise ValueError("dot_general is linear in one operand at a time")
+  if ad.is_undefined_primal(lhs):
+    return [_dot_transpose_one(ct, lhs.aval, rhs, dimension_numbers, precision, False), None]
+  return [None, _dot_transpose_one(ct, rhs.aval, lhs, dimension_numbers, precision, True)]
 
 
 # -- public functions -------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Elementwise primitives: math, arithmetic, comparisons, bitwise, select.
 
-Each primitive is defined once, with its NumPy implementation; the family
-helper supplies the shape/dtype rule.  NumPy's floating-point warnings are
-silenced because XLA's semantics (inf, nan) are the intended results.
+Each primitive is defined once, with its NumPy implementation and, right
+below it, its differentiation rules (a JVP rule; a transpose rule for the
+ops linear in some operand); the family helper supplies the shape/dtype
+rule.  NumPy's floating-point warnings are silenced because XLA's semantics
+(inf, nan) are the intended results.
 """
 import enum
 import functools
@@ -11,6 +13,9 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.interpreters import ad
+from purejax._src.lax.ad_util import (
+    bcast, const, convert, defjvp_ans, dtype_of, shape_of, unbroadcast, zeros)
 from purejax._src.lax.families import (
     any_dtypes, binary, bool_dtypes, complex_dtypes, float_dtypes, inexact_dtypes,
     check_same_dtypes, int_dtypes, nary_elementwise, numeric_dtypes, real_dtypes,
@@ -33,6 +38,22 @@ def _bool_result(_):
   return np.dtype(bool)
 
 
+# Short names for the rules below (the primitives are looked up when a rule
+# runs, so a rule may use a primitive defined further down).
+def _neg(x): return neg_p.bind(x)
+def _add(x, y): return add_p.bind(x, y)
+def _sub(x, y): return sub_p.bind(x, y)
+def _mul(x, y): return mul_p.bind(x, y)
+def _div(x, y): return div_p.bind(x, y)
+def _eq(x, y): return eq_p.bind(x, y)
+def _ge(x, y): return ge_p.bind(x, y)
+
+
+def _replace_zero(x):
+  """``x`` with zeros replaced by ones (keeps rules finite where x = 0)."""
+  return select_n_p.bind(_eq(x, const(x, 0)), x, bcast(const(x, 1), shape_of(x)))
+
+
 # -- unary math -------------------------------------------------------------
 
 def _sign_impl(x):
@@ -45,41 +66,103 @@ def _sign_impl(x):
 
 
 neg_p = unary("neg", numeric_dtypes, np.negative)
+ad.deflinear(neg_p, lambda ct, x: [_neg(ct)])
+
 sign_p = unary("sign", numeric_dtypes, _quiet(_sign_impl))
+ad.defjvp_zero(sign_p)
 floor_p = unary("floor", float_dtypes, np.floor)
+ad.defjvp_zero(floor_p)
 ceil_p = unary("ceil", float_dtypes, np.ceil)
+ad.defjvp_zero(ceil_p)
 is_finite_p = unary("is_finite", float_dtypes, np.isfinite, result_dtype=_bool_result)
+ad.defjvp_zero(is_finite_p)
+
 exp_p = unary("exp", inexact_dtypes, _quiet(np.exp))
+defjvp_ans(exp_p, lambda g, ans, x: _mul(g, ans))
 exp2_p = unary("exp2", inexact_dtypes, _quiet(np.exp2))
+defjvp_ans(exp2_p, lambda g, ans, x: _mul(g, _mul(ans, const(ans, np.log(2)))))
 log_p = unary("log", inexact_dtypes, _quiet(np.log))
+ad.defjvp(log_p, lambda g, x: _div(g, x))
 log1p_p = unary("log1p", inexact_dtypes, _quiet(np.log1p))
+ad.defjvp(log1p_p, lambda g, x: _div(g, _add(x, const(x, 1))))
 expm1_p = unary("expm1", inexact_dtypes, _quiet(np.expm1))
+defjvp_ans(expm1_p, lambda g, ans, x: _mul(g, _add(ans, const(ans, 1))))
 tanh_p = unary("tanh", inexact_dtypes, np.tanh)
+# 1 - tanh^2 as (1 + ans)(1 - ans): accurate where ans is near +-1.
+defjvp_ans(tanh_p, lambda g, ans, x: _mul(_mul(g, _add(const(ans, 1), ans)),
+                                          _sub(const(ans, 1), ans)))
 logistic_p = unary("logistic", inexact_dtypes, _quiet(lambda x: 1 / (1 + np.exp(-x))))
+defjvp_ans(logistic_p, lambda g, ans, x: _mul(g, _mul(ans, _sub(const(ans, 1), ans))))
+
 sin_p = unary("sin", inexact_dtypes, _quiet(np.sin))
+ad.defjvp(sin_p, lambda g, x: _mul(g, cos_p.bind(x)))
 cos_p = unary("cos", inexact_dtypes, _quiet(np.cos))
+ad.defjvp(cos_p, lambda g, x: _neg(_mul(g, sin_p.bind(x))))
 tan_p = unary("tan", inexact_dtypes, _quiet(np.tan))
+defjvp_ans(tan_p, lambda g, ans, x: _mul(g, _add(const(ans, 1), _mul(ans, ans))))
 asin_p = unary("asin", inexact_dtypes, _quiet(np.arcsin))
+ad.defjvp(asin_p, lambda g, x: _mul(g, rsqrt_p.bind(_sub(const(x, 1), _mul(x, x)))))
 acos_p = unary("acos", inexact_dtypes, _quiet(np.arccos))
+ad.defjvp(acos_p, lambda g, x: _neg(_mul(g, rsqrt_p.bind(_sub(const(x, 1), _mul(x, x))))))
 atan_p = unary("atan", inexact_dtypes, _quiet(np.arctan))
+ad.defjvp(atan_p, lambda g, x: _div(g, _add(const(x, 1), _mul(x, x))))
 sinh_p = unary("sinh", inexact_dtypes, _quiet(np.sinh))
+ad.defjvp(sinh_p, lambda g, x: _mul(g, cosh_p.bind(x)))
 cosh_p = unary("cosh", inexact_dtypes, _quiet(np.cosh))
+ad.defjvp(cosh_p, lambda g, x: _mul(g, sinh_p.bind(x)))
 asinh_p = unary("asinh", inexact_dtypes, _quiet(np.arcsinh))
+ad.defjvp(asinh_p, lambda g, x: _mul(g, rsqrt_p.bind(_add(_mul(x, x), const(x, 1)))))
 acosh_p = unary("acosh", inexact_dtypes, _quiet(np.arccosh))
+# (x - 1)(x + 1) rather than x^2 - 1: no cancellation near x = 1.
+ad.defjvp(acosh_p, lambda g, x: _mul(g, rsqrt_p.bind(_mul(_sub(x, const(x, 1)),
+                                                          _add(x, const(x, 1))))))
 atanh_p = unary("atanh", inexact_dtypes, _quiet(np.arctanh))
+ad.defjvp(atanh_p, lambda g, x: _div(_div(g, _add(const(x, 1), x)), _sub(const(x, 1), x)))
+
 sqrt_p = unary("sqrt", inexact_dtypes, _quiet(np.sqrt))
+defjvp_ans(sqrt_p, lambda g, ans, x: _div(g, _mul(const(ans, 2), ans)))
 rsqrt_p = unary("rsqrt", inexact_dtypes, _quiet(lambda x: 1 / np.sqrt(x)))
+defjvp_ans(rsqrt_p, lambda g, ans, x: _mul(g, _div(_mul(const(ans, -0.5), ans), x)))
 cbrt_p = unary("cbrt", float_dtypes, np.cbrt)
+defjvp_ans(cbrt_p, lambda g, ans, x: _mul(g, _mul(const(ans, 1 / 3),
+                                                  integer_pow_p.bind(ans, y=-2))))
+
+
+def _abs_jvp(g, ans, x):
+  if not dtypes.issubdtype(dtype_of(x), np.complexfloating):
+    return select_n_p.bind(_ge(x, const(x, 0)), _neg(g), g)   # d|x|/dx = 1 at 0, as JAX
+  # d|z| = Re(conj(z) dz) / |z|, taken as 0 at z = 0.
+  magnitude = convert(ans, dtype_of(x))
+  return real_p.bind(_mul(g, _div(conj_p.bind(x), _replace_zero(magnitude))))
+
+
 abs_p = unary("abs", float_dtypes + complex_dtypes + signed_dtypes, np.abs,
               result_dtype=_real_dtype)
+defjvp_ans(abs_p, _abs_jvp)
 square_p = unary("square", numeric_dtypes, _quiet(np.square))
+ad.defjvp(square_p, lambda g, x: _mul(g, _mul(const(x, 2), x)))
 not_p = unary("not", int_dtypes + bool_dtypes, np.invert)
+ad.defjvp_zero(not_p)
+
+# The complex parts are linear; their transposes map back into the complex
+# plane (transposes, not adjoints: no conjugation, as in JAX).
 real_p = unary("real", complex_dtypes, np.real, result_dtype=_real_dtype)
+ad.deflinear(real_p, lambda ct, x: [complex_p.bind(ct, const(ct, 0))])
 imag_p = unary("imag", complex_dtypes, np.imag, result_dtype=_real_dtype)
+ad.deflinear(imag_p, lambda ct, x: [complex_p.bind(const(ct, 0), _neg(ct))])
 conj_p = unary("conj", ("float32",) + complex_dtypes + ("float64",),
                lambda x: np.conj(x) if np.iscomplexobj(x) else x.astype(
                    np.result_type(x.dtype, np.complex64)),
                result_dtype=lambda d: np.result_type(d, np.complex64))
+
+
+def _conj_transpose(ct, x):
+  if dtypes.issubdtype(x.aval.dtype, np.complexfloating):
+    return [conj_p.bind(ct)]
+  return [real_p.bind(ct)]   # conj of a real input only widened it
+
+
+ad.deflinear(conj_p, _conj_transpose)
 
 
 class RoundingMethod(enum.IntEnum):
@@ -97,6 +180,7 @@ def _round_impl(x, *, rounding_method):
 
 
 round_p = unary("round", float_dtypes, _quiet(_round_impl))
+ad.defjvp_zero(round_p)
 
 
 def _integer_pow_impl(x, *, y):
@@ -125,6 +209,17 @@ def _integer_pow_abstract_eval(x, *, y):
     raise TypeError("Integers cannot be raised to negative powers, got "
                     f"integer_pow({x.str_short()}, {y})")
   return out
+
+
+def _integer_pow_jvp(g, x, *, y):
+  if y == 0:
+    return ad.Zero(ad.tangent_aval(core.get_aval(g)))
+  if y == 1:
+    return g
+  return _mul(g, _mul(const(x, y), integer_pow_p.bind(x, y=y - 1)))
+
+
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # -- binary arithmetic -------------------------------------------------------
@@ -174,15 +269,106 @@ def _atan2_impl(x, y):
   return np.arctan2(x, y)
 
 
+def _is_zero(t):
+  return type(t) is ad.Zero
+
+
+def _linear_binary_jvp(prim, on_y_only):
+  """JVP of add/sub: the op on the tangents; a lone tangent is broadcast to
+  the output (and negated by ``on_y_only`` for sub)."""
+
+  def rule(primals, tangents):
+    x, y = primals
+    gx, gy = tangents
+    out = prim.bind(x, y)
+    if _is_zero(gy):
+      return out, bcast(gx, shape_of(out))
+    if _is_zero(gx):
+      return out, bcast(on_y_only(gy), shape_of(out))
+    return out, prim.bind(gx, gy)
+
+  return rule
+
+
+def _undefined_ct(x, ct):
+  """The cotangent for input ``x`` if it is a linear input, else None."""
+  return unbroadcast(ct, x.aval) if ad.is_undefined_primal(x) else None
+
+
 add_p = binary("add", numeric_dtypes, np.add, tip_name="add")
+add_p.jvp = _linear_binary_jvp(add_p, lambda gy: gy)
+add_p.transpose = lambda ct, x, y: [_undefined_ct(x, ct), _undefined_ct(y, ct)]
+add_p.is_linear = True
+
 sub_p = binary("sub", numeric_dtypes, np.subtract, tip_name="subtract")
+sub_p.jvp = _linear_binary_jvp(sub_p, _neg)
+sub_p.transpose = lambda ct, x, y: [_undefined_ct(x, ct), _undefined_ct(y, _neg(ct))]
+sub_p.is_linear = True
+
+
+def _mul_transpose(ct, x, y):
+  # Linear in one operand when the other is known.
+  if ad.is_undefined_primal(x):
+    return [unbroadcast(_mul(ct, y), x.aval), None]
+  return [None, unbroadcast(_mul(x, ct), y.aval)]
+
+
 mul_p = binary("mul", numeric_dtypes, np.multiply, tip_name="multiply")
+ad.defjvp(mul_p, lambda g, x, y: _mul(g, y), lambda g, x, y: _mul(x, g))
+mul_p.transpose = _mul_transpose
+
+
+def _div_transpose(ct, x, y):
+  if ad.is_undefined_primal(y):
+    raise ValueError("div is linear only in its numerator")
+  return [unbroadcast(_div(ct, y), x.aval), None]
+
+
 div_p = binary("div", numeric_dtypes, _quiet(_div_impl), tip_name="divide")
+ad.defjvp(div_p, lambda g, x, y: _div(g, y),
+          lambda g, x, y: _mul(_mul(_neg(g), x), integer_pow_p.bind(y, y=-2)))
+div_p.transpose = _div_transpose
+
+
+def _rem_jvp_y(g, x, y):
+  # x - y * trunc(x / y): d/dy = -trunc(x / y).
+  quotient = _div(x, y)
+  return _mul(_neg(g), _mul(sign_p.bind(quotient), floor_p.bind(abs_p.bind(quotient))))
+
+
 rem_p = binary("rem", real_dtypes, _quiet(_rem_impl))
+defjvp_ans(rem_p, lambda g, ans, x, y: bcast(g, shape_of(ans)),
+           lambda g, ans, x, y: _rem_jvp_y(g, x, y))
+
+
+def _balanced_eq(x, ans, y):
+  """1 where x alone attains ``ans``, 1/2 where x and y both do, else 0: at a
+  tie max/min split the derivative evenly between their operands (as JAX)."""
+  one, two = bcast(const(ans, 1), shape_of(ans)), bcast(const(ans, 2), shape_of(ans))
+  zero = bcast(const(ans, 0), shape_of(ans))
+  hit = select_n_p.bind(_eq(x, ans), zero, one)
+  return _div(hit, select_n_p.bind(_eq(y, ans), one, two))
+
+
 max_p = binary("max", any_dtypes, np.maximum, tip_name="maximum")
+defjvp_ans(max_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
+           lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))
 min_p = binary("min", any_dtypes, np.minimum, tip_name="minimum")
+defjvp_ans(min_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
+           lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))
+
+
+def _atan2_denominator(x, y):
+  return _add(_mul(x, x), _mul(y, y))
+
+
 atan2_p = binary("atan2", inexact_dtypes, _quiet(_atan2_impl), tip_name="arctan2")
+ad.defjvp(atan2_p, lambda g, x, y: _mul(g, _div(y, _atan2_denominator(x, y))),
+          lambda g, x, y: _mul(g, _div(_neg(x), _atan2_denominator(x, y))))
+
+# No derivative rule, as in JAX (differentiating it raises NotImplementedError).
 nextafter_p = binary("nextafter", float_dtypes, np.nextafter, tip_name="nextafter")
+
 pow_p = nary_elementwise("pow", [inexact_dtypes, int_dtypes + inexact_dtypes],
                          _quiet(_pow_impl), same_dtypes=False)
 _pow_kinds_rule = pow_p.abstract_eval
@@ -199,12 +385,34 @@ def _pow_abstract_eval(x, y):
   return out
 
 
+def _pow_jvp_x(g, ans, x, y):
+  if dtypes.issubdtype(dtype_of(y), np.inexact):
+    return _mul(g, _mul(y, pow_p.bind(x, _sub(y, const(y, 1)))))
+  # An integer exponent: d(x^0)/dx is 0 everywhere (even at x = 0).
+  x, y = bcast(x, shape_of(ans)), bcast(convert(y, dtype_of(x)), shape_of(ans))
+  jac = _mul(y, pow_p.bind(x, _sub(y, const(y, 1))))
+  return _mul(g, select_n_p.bind(_eq(y, const(y, 0)), jac, zeros(core.get_aval(jac))))
+
+
+def _pow_jvp_y(g, ans, x, y):
+  if not dtypes.issubdtype(dtype_of(y), np.inexact):
+    return ad.Zero(ad.tangent_aval(core.get_aval(ans)))
+  # x^y log x, with log x taken as 0 at x = 0 (as JAX).
+  return _mul(g, _mul(log_p.bind(_replace_zero(x)), ans))
+
+
+defjvp_ans(pow_p, _pow_jvp_x, _pow_jvp_y)
+
 complex_p = binary("complex", ("float32", "float64"), _complex_impl,
                    result_dtype=lambda d: np.result_type(d, np.complex64))
+ad.deflinear(complex_p, lambda ct, x, y: [_undefined_ct(x, real_p.bind(ct)),
+                                           _undefined_ct(y, _neg(imag_p.bind(ct)))])
 
 and_p = binary("and", int_dtypes + bool_dtypes, np.bitwise_and)
 or_p = binary("or", int_dtypes + bool_dtypes, np.bitwise_or)
 xor_p = binary("xor", int_dtypes + bool_dtypes, np.bitwise_xor)
+for _p in (and_p, or_p, xor_p):
+  ad.defjvp_zero(_p)
 
 
 def _shift_amount_ok(x, y):
@@ -235,6 +443,8 @@ shift_right_arithmetic_p = binary("shift_right_arithmetic", int_dtypes,
                                   _shift_right_arithmetic_impl, tip_name="right_shift")
 shift_right_logical_p = binary("shift_right_logical", int_dtypes,
                                _shift_right_logical_impl, tip_name="right_shift")
+for _p in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
+  ad.defjvp_zero(_p)
 
 
 # -- comparisons -------------------------------------------------------------
@@ -245,6 +455,8 @@ lt_p = binary("lt", real_dtypes + bool_dtypes, np.less, result_dtype=_bool_resul
 le_p = binary("le", real_dtypes + bool_dtypes, np.less_equal, result_dtype=_bool_result)
 gt_p = binary("gt", real_dtypes + bool_dtypes, np.greater, result_dtype=_bool_result)
 ge_p = binary("ge", real_dtypes + bool_dtypes, np.greater_equal, result_dtype=_bool_result)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+  ad.defjvp_zero(_p)
 
 
 # -- select and clamp --------------------------------------------------------
@@ -282,6 +494,28 @@ select_n_p.impl = _select_n_impl
 select_n_p.elementwise = True
 
 
+@select_n_p.def_jvp
+def _select_n_jvp(primals, tangents):
+  which, *cases = primals
+  out = select_n_p.bind(which, *cases)
+  case_tangents = tangents[1:]
+  if all(_is_zero(t) for t in case_tangents):
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  return out, select_n_p.bind(which, *map(ad.instantiate, case_tangents))
+
+
+@select_n_p.def_transpose
+def _select_n_transpose(ct, which, *cases):
+  # Linear in the cases (never in ``which``): each case gets ct where chosen.
+  if ad.is_undefined_primal(which):
+    raise ValueError("select_n is not linear in its predicate")
+  zero = zeros(core.get_aval(ct))
+  return [None] + [
+      select_n_p.bind(which, *[ct if j == i else zero for j in range(len(cases))])
+      if ad.is_undefined_primal(case) else None
+      for i, case in enumerate(cases)]
+
+
 def _clamp_abstract_eval(lo, x, hi):
   for name, bound in (("min", lo), ("max", hi)):
     if bound.shape and bound.shape != x.shape:
@@ -296,3 +530,17 @@ clamp_p = core.Primitive("clamp")
 clamp_p.abstract_eval = _clamp_abstract_eval
 clamp_p.impl = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)
 clamp_p.elementwise = True
+
+
+def _where(pred, g, like):
+  """g (broadcast to ``like``'s shape) where pred holds, else 0."""
+  g = bcast(g, shape_of(like))
+  return select_n_p.bind(pred, zeros(core.get_aval(g)), g)
+
+
+# As JAX: the operand's derivative is 1 strictly inside (lo, hi), and a bound's
+# is 1 where it alone decides the result.
+ad.defjvp(clamp_p,
+          lambda g, lo, x, hi: _where(and_p.bind(gt_p.bind(lo, x), lt_p.bind(lo, hi)), g, x),
+          lambda g, lo, x, hi: _where(and_p.bind(gt_p.bind(x, lo), lt_p.bind(x, hi)), g, x),
+          lambda g, lo, x, hi: _where(lt_p.bind(hi, x), g, x))

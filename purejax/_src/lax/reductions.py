@@ -8,6 +8,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_dtype, standard_primitive
 
@@ -113,6 +114,105 @@ reduce_min_p = _reduction("reduce_min", ("bool", "number"),
 reduce_and_p = _reduction("reduce_and", None, _bitwise_impl(np.bitwise_and))
 reduce_or_p = _reduction("reduce_or", None, _bitwise_impl(np.bitwise_or))
 reduce_xor_p = _reduction("reduce_xor", None, _bitwise_impl(np.bitwise_xor))
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
+  ad.defjvp_zero(_p)
+
+
+def _kept_axes(ndim, axes):
+  return tuple(i for i in range(ndim) if i not in axes)
+
+
+def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
+  from purejax._src.lax.structural import broadcast_in_dim_p
+  shape = operand.aval.shape
+  return [broadcast_in_dim_p.bind(ct, shape=shape, sharding=None,
+                                  broadcast_dimensions=_kept_axes(len(shape), axes))]
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _as_rows(x, axes):
+  """``x`` with the reduced axes moved last and merged: shape kept + (n,)."""
+  from purejax._src.lax.structural import reshape_p, transpose_p
+  shape = core.get_aval(x).shape
+  kept = _kept_axes(len(shape), axes)
+  order = kept + tuple(axes)
+  if order != tuple(range(len(shape))):
+    x = transpose_p.bind(x, permutation=order)
+  n = utils.prod(shape[a] for a in axes)
+  return reshape_p.bind(x, new_sizes=tuple(shape[a] for a in kept) + (n,), dimensions=None,
+                        sharding=None)
+
+
+def _last_axis_slice(x, start, stop):
+  from purejax._src.lax.slicing import slice_p
+  shape = core.get_aval(x).shape
+  return slice_p.bind(x, start_indices=(0,) * (len(shape) - 1) + (start,),
+                      limit_indices=shape[:-1] + (stop,), strides=None)
+
+
+def _tree_reduce(combine, rows):
+  """Reduces the last axis of each array in ``rows`` by combining halves
+  pairwise (an odd last element is carried along): log n steps of lax ops,
+  which the JVP machinery can differentiate."""
+  from purejax._src.lax.structural import concatenate_p, reshape_p
+  while core.get_aval(rows[0]).shape[-1] > 1:
+    n = core.get_aval(rows[0]).shape[-1]
+    half = n // 2
+    pairs = combine([_last_axis_slice(r, 0, half) for r in rows],
+                    [_last_axis_slice(r, half, 2 * half) for r in rows])
+    if n % 2:
+      pairs = [concatenate_p.bind(p, _last_axis_slice(r, 2 * half, n),
+                                  dimension=len(core.get_aval(r).shape) - 1)
+               for p, r in zip(pairs, rows)]
+    rows = pairs
+  return [reshape_p.bind(r, new_sizes=core.get_aval(r).shape[:-1], dimensions=None,
+                         sharding=None) for r in rows]
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  from purejax._src.lax import ad_util
+  from purejax._src.lax.elementwise import mul_p
+  x, = primals
+  out = reduce_prod_p.bind(x, axes=axes)
+  if any(core.get_aval(x).shape[a] == 0 for a in axes):
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))   # empty: constant ones
+  # Differentiate a product tree (right where some factors are zero, unlike
+  # the sum of out / x_i).
+  tree = lambda x: _tree_reduce(lambda a, b: [mul_p.bind(a[0], b[0])], [_as_rows(x, axes)])
+  _, (tangent,) = ad_util.jvp_of(tree, [x], tangents)
+  return out, tangent
+
+
+reduce_prod_p.jvp = _reduce_prod_jvp
+
+
+def _chooser_jvp(prim):
+  """max/min: the tangent at the chosen element; ties share it equally."""
+
+  def rule(primals, tangents, *, axes):
+    from purejax._src.lax import ad_util
+    from purejax._src.lax.elementwise import div_p, eq_p, mul_p
+    from purejax._src.lax.structural import broadcast_in_dim_p
+    x, = primals
+    g, = tangents
+    ans = prim.bind(x, axes=axes)
+    if type(g) is ad.Zero:
+      return ans, ad.Zero(ad.tangent_aval(core.get_aval(ans)))
+    shape = core.get_aval(x).shape
+    spread = broadcast_in_dim_p.bind(ans, shape=shape, sharding=None,
+                                     broadcast_dimensions=_kept_axes(len(shape), axes))
+    hits = ad_util.convert(eq_p.bind(x, spread), core.get_aval(g).dtype)
+    counts = reduce_sum_p.bind(hits, axes=axes, out_sharding=None)
+    picked = reduce_sum_p.bind(mul_p.bind(g, hits), axes=axes, out_sharding=None)
+    return ans, div_p.bind(picked, counts)
+
+  return rule
+
+
+reduce_max_p.jvp = _chooser_jvp(reduce_max_p)
+reduce_min_p.jvp = _chooser_jvp(reduce_min_p)
 
 
 def _axes(axes):
@@ -183,6 +283,8 @@ def _arg_reduction(name, compare_name, np_arg):
 
 argmax_p = _arg_reduction("argmax", "gt", np.argmax)
 argmin_p = _arg_reduction("argmin", "lt", np.argmin)
+ad.defjvp_zero(argmax_p)
+ad.defjvp_zero(argmin_p)
 
 
 def argmax(operand, axis, index_dtype):
@@ -262,6 +364,27 @@ def _reduce_impl(*args, computation, jaxpr, dimensions):
 
 reduce_p = standard_primitive("reduce", _reduce_abstract_eval, _reduce_impl,
                               multiple_results=True)
+
+
+@reduce_p.def_jvp
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  # Differentiate the same pairwise combination the implementation performs
+  # (init values first), with the computation's jaxpr evaluated on halves.
+  from purejax._src.jaxpr import eval_jaxpr
+  from purejax._src.lax import ad_util
+  from purejax._src.lax.structural import broadcast_in_dim_p, concatenate_p
+  n = len(primals) // 2
+
+  def tree(*args):
+    operands, inits = args[:n], args[n:]
+    rows = [_as_rows(x, dimensions) for x in operands]
+    shape = core.get_aval(rows[0]).shape
+    starts = [broadcast_in_dim_p.bind(i, shape=shape[:-1] + (1,), broadcast_dimensions=(),
+                                      sharding=None) for i in inits]
+    rows = [concatenate_p.bind(s, r, dimension=len(shape) - 1) for s, r in zip(starts, rows)]
+    return _tree_reduce(lambda a, b: eval_jaxpr(jaxpr, [], *a, *b), rows)
+
+  return ad_util.jvp_of(tree, primals, tangents)
 
 
 def _monoid_primitive(computation, init, dtype):

@@ -10,8 +10,10 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_same_dtypes, standard_primitive
+from purejax._src.lax.structural import pad_p
 
 _pyslice = builtins.slice   # this module defines lax.slice
 
@@ -75,6 +77,24 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
 
 
 slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_impl)
+
+
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+  # Put the cotangent back where the slice came from: pad with zeros, the
+  # strides becoming interior padding.
+  in_shape, out_shape = operand.aval.shape, core.get_aval(ct).shape
+  if strides is None:
+    start_indices = _clamped_starts(start_indices, out_shape, in_shape)
+    strides = (1,) * len(in_shape)
+  config = []
+  for start, size, n, stride in zip(start_indices, out_shape, in_shape, strides):
+    end = start + (size - 1) * stride + 1 if size else start
+    config.append((int(start), int(n - end), int(stride) - 1))
+  zero = np.zeros((), core.get_aval(ct).dtype)
+  return [pad_p.bind(ct, zero, padding_config=tuple(config))]
+
+
+ad.deflinear(slice_p, _slice_transpose)
 
 
 def slice(operand, start_indices, limit_indices, strides=None):
@@ -145,6 +165,28 @@ dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_abstract_ev
                                      _dynamic_slice_impl)
 
 
+# Both dynamic slicing primitives are linear in their arrays, never in the
+# (integer) start indices; the same clamping applies to tangents and cotangents.
+
+@dynamic_slice_p.def_jvp
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+  operand, *indices = primals
+  out = dynamic_slice_p.bind(operand, *indices, slice_sizes=slice_sizes)
+  g = tangents[0]
+  if type(g) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  return out, dynamic_slice_p.bind(g, *indices, slice_sizes=slice_sizes)
+
+
+@dynamic_slice_p.def_transpose
+def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
+  zeros = ad.zeros_like_aval(core.ShapedArray(operand.aval.shape, operand.aval.dtype))
+  return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+dynamic_slice_p.is_linear = True
+
+
 def _dynamic_update_slice_abstract_eval(operand, update, *indices):
   if update.ndim != operand.ndim:
     raise TypeError("dynamic_update_slice update must have the same rank as operand, "
@@ -169,6 +211,33 @@ def _dynamic_update_slice_impl(x, update, *indices):
 dynamic_update_slice_p = standard_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
     _dynamic_update_slice_impl)
+
+
+@dynamic_update_slice_p.def_jvp
+def _dynamic_update_slice_jvp(primals, tangents):
+  operand, update, *indices = primals
+  out = dynamic_update_slice_p.bind(operand, update, *indices)
+  g_operand, g_update = tangents[:2]
+  if type(g_operand) is ad.Zero and type(g_update) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  return out, dynamic_update_slice_p.bind(ad.instantiate(g_operand),
+                                          ad.instantiate(g_update), *indices)
+
+
+@dynamic_update_slice_p.def_transpose
+def _dynamic_update_slice_transpose(ct, operand, update, *indices):
+  update_aval = core.get_aval(update)
+  ct_operand = ct_update = None
+  if ad.is_undefined_primal(operand):
+    # The overwritten block gets nothing.
+    zeros = ad.zeros_like_aval(core.ShapedArray(update_aval.shape, update_aval.dtype))
+    ct_operand = dynamic_update_slice_p.bind(ct, zeros, *indices)
+  if ad.is_undefined_primal(update):
+    ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)
+  return [ct_operand, ct_update] + [None] * len(indices)
+
+
+dynamic_update_slice_p.is_linear = True
 
 
 # -- start indices --------------------------------------------------------------

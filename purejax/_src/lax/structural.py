@@ -9,8 +9,30 @@ transpose of an array stages nothing), so jaxprs print as JAX's do.
 import numpy as np
 
 from purejax._src import core
+from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_same_dtypes, standard_primitive
+from purejax._src.lax.reductions import reduce_sum_p
+
+
+def _inverse_permutation(perm):
+  return tuple(int(i) for i in np.argsort(perm))
+
+
+def _sum(x, axes):
+  return reduce_sum_p.bind(x, axes=tuple(axes), out_sharding=None) if axes else x
+
+
+def _reshape(x, new_sizes):
+  if core.get_aval(x).shape == tuple(new_sizes):
+    return x
+  return reshape_p.bind(x, new_sizes=tuple(new_sizes), dimensions=None, sharding=None)
+
+
+def _transpose(x, perm):
+  if tuple(perm) == tuple(range(len(perm))):
+    return x
+  return transpose_p.bind(x, permutation=tuple(perm))
 
 
 def _is_array(x):
@@ -68,6 +90,20 @@ def _broadcast_in_dim_pp(params):
 broadcast_in_dim_p = standard_primitive(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_impl,
     pp_params=_broadcast_in_dim_pp)
+
+
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
+  # Sum over the new axes and the stretched size-1 axes, then put the kept
+  # axes back in the operand's order (broadcast_dimensions may be unsorted).
+  in_shape, dims = operand.aval.shape, broadcast_dimensions
+  stretched = [d for size, d in zip(in_shape, dims) if size == 1 and shape[d] != 1]
+  axes = sorted(set(range(len(shape))) - set(dims) | set(stretched))
+  order = sorted(range(len(dims)), key=dims.__getitem__)
+  summed = _reshape(_sum(ct, axes), [in_shape[i] for i in order])
+  return [_transpose(summed, _inverse_permutation(order))]
+
+
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
@@ -131,6 +167,18 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding):
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_impl)
 
 
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
+  in_shape = operand.aval.shape
+  if dimensions is None:
+    return [_reshape(ct, in_shape)]
+  # reshape(transpose(x, dimensions)): undo the reshape, then the transpose.
+  unshaped = _reshape(ct, [in_shape[d] for d in dimensions])
+  return [_transpose(unshaped, _inverse_permutation(dimensions))]
+
+
+ad.deflinear(reshape_p, _reshape_transpose)
+
+
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   """Reshapes ``operand`` (after transposing it by ``dimensions``, if given)."""
   new_sizes = utils.canonicalize_shape(new_sizes)
@@ -172,6 +220,8 @@ def _transpose_abstract_eval(operand, *, permutation):
 transpose_p = standard_primitive(
     "transpose", _transpose_abstract_eval,
     lambda x, *, permutation: np.transpose(x, permutation))
+ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
+    _transpose(ct, _inverse_permutation(permutation))])
 
 
 def transpose(operand, permutation):
@@ -199,6 +249,7 @@ def _squeeze_abstract_eval(operand, *, dimensions):
 squeeze_p = standard_primitive(
     "squeeze", _squeeze_abstract_eval,
     lambda x, *, dimensions: np.squeeze(x, dimensions) if dimensions else x)
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [_reshape(ct, x.aval.shape)])
 
 
 def squeeze(array, dimensions):
@@ -244,6 +295,7 @@ def _rev_abstract_eval(operand, *, dimensions):
 rev_p = standard_primitive(
     "rev", _rev_abstract_eval,
     lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x)
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
 
 
 def rev(operand, dimensions):
@@ -276,6 +328,28 @@ def _concatenate_abstract_eval(*operands, dimension):
 concatenate_p = standard_primitive(
     "concatenate", _concatenate_abstract_eval,
     lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+  # Each linear operand gets its own block of the cotangent.
+  from purejax._src.lax.slicing import slice_p
+  ct_shape = core.get_aval(ct).shape
+  cts, start = [], 0
+  for x in operands:
+    size = core.get_aval(x).shape[dimension]   # UndefinedPrimal has an aval too
+    if ad.is_undefined_primal(x):
+      starts = [0] * len(ct_shape)
+      limits = list(ct_shape)
+      starts[dimension], limits[dimension] = start, start + size
+      cts.append(slice_p.bind(ct, start_indices=tuple(starts), limit_indices=tuple(limits),
+                              strides=None))
+    else:
+      cts.append(None)
+    start += size
+  return cts
+
+
+ad.deflinear(concatenate_p, _concatenate_transpose)
 
 
 def concatenate(operands, dimension):
@@ -338,6 +412,29 @@ def _pad_impl(x, padding_value, *, padding_config):
 pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_impl)
 
 
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+  from purejax._src.lax.elementwise import sub_p
+  from purejax._src.lax.slicing import slice_p
+  ct_aval = core.get_aval(ct)
+  # Undo the edge padding (a negative edge, which cropped, now adds zeros),
+  # then take every (interior + 1)-th element.
+  unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+  unpadded = pad_p.bind(ct, np.zeros((), ct_aval.dtype), padding_config=unpad)
+  spread = core.get_aval(unpadded).shape
+  ct_operand = slice_p.bind(unpadded, start_indices=(0,) * len(spread),
+                            limit_indices=tuple(spread),
+                            strides=tuple(i + 1 for _, _, i in padding_config))
+  ct_padding = None
+  if ad.is_undefined_primal(padding_value):
+    # Every output element not taken from the operand is a padding value.
+    everything = tuple(range(len(ct_aval.shape)))
+    ct_padding = sub_p.bind(_sum(ct, everything), _sum(ct_operand, everything))
+  return [ct_operand if ad.is_undefined_primal(operand) else None, ct_padding]
+
+
+ad.deflinear(pad_p, _pad_transpose)
+
+
 def _padding_config(config):
   if isinstance(config, np.ndarray):
     config = config.tolist()
@@ -358,3 +455,4 @@ def pad(operand, padding_value, padding_config):
 # -- copy -----------------------------------------------------------------------
 
 copy_p = standard_primitive("copy", lambda x: x, np.copy)
+ad.deflinear(copy_p, lambda ct, x: [copy_p.bind(ct)])
