@@ -239,3 +239,17 @@ def test_grad_matches_jax_on_a_small_network():
   theirs = real.grad(lambda a, b: loss(real.numpy, a, b, x), argnums=(0, 1))(w1, w2)
   for o, t in zip(ours, theirs):
     np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
+
+
+def test_gradients_keep_weak_types():
+  g = jax.grad(lax.sin)(0.5)
+  assert g.weak_type
+  _, f_vjp = jax.vjp(lambda x: x * np.float32(2), 0.5)
+  assert f_vjp(np.float32(1.0))[0].weak_type
+  assert not jax.grad(lax.sin)(jnp.float32(0.5)).weak_type
+
+
+def test_linearize_and_vjp_with_integer_inputs():
+  _, f_vjp = jax.vjp(lambda x, y: x * 2.0 + y, 1.0, 3)
+  ct_x, ct_y = f_vjp(1.0)
+  assert float(ct_x) == 2.0 and ct_y.dtype == float0

@@ -139,12 +139,21 @@ def vjp(fun, *primals, has_aux=False):
             "corresponding output of the differentiated function had JAX type "
             f"{aval.str_short()}")
     cts_in = ad.backward_pass(jaxpr, residuals, ct_leaves)
-    cts_in = [ad.instantiate(ct) if type(ct) is Zero else ct for ct in cts_in]
+    cts_in = [_like_primal(ad.instantiate(ct), aval) for ct, aval in zip(cts_in, in_avals)]
     return tree_util.tree_unflatten(in_tree, cts_in)
 
   f_vjp = tree_util.Partial(vjp_fun)
   out = tree_util.tree_unflatten(out_tree, out_p)
   return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def _like_primal(ct, primal_aval):
+  """A cotangent carries its primal's weak type, as in JAX."""
+  aval = core.get_aval(ct)
+  if aval.dtype == dtypes.float0 or aval.weak_type == primal_aval.weak_type:
+    return ct
+  from purejax import lax
+  return lax.convert_element_type(ct, aval.dtype, primal_aval.weak_type)
 
 
 def _check_argnums(argnums, nargs):

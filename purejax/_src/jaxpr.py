@@ -117,6 +117,12 @@ class ClosedJaxpr:
     return str(self.jaxpr)
 
 
+def literal_array(lit):
+  """A literal's value as an Array, keeping its weak type."""
+  from purejax._src.array import wrap_numpy
+  return wrap_numpy(np.asarray(lit.val), lit.aval)
+
+
 def eval_jaxpr(jaxpr, consts, *args):
   """Runs ``jaxpr`` by binding each equation's primitive in the current trace.
 
@@ -126,7 +132,7 @@ def eval_jaxpr(jaxpr, consts, *args):
   env = {}
 
   def read(v):
-    return v.val if type(v) is Literal else env[v]
+    return literal_array(v) if type(v) is Literal else env[v]
 
   for v, x in zip(jaxpr.constvars, consts):
     env[v] = x

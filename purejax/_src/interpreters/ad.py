@@ -15,7 +15,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.array import Array, wrap_numpy
-from purejax._src.jaxpr import Literal
+from purejax._src.jaxpr import Literal, literal_array
 
 
 # ---------------------------------------------------------------------------
@@ -143,6 +143,9 @@ class JVPTrace(core.Trace):
 
 def jvp_flat(flat_fun, primals, tangents):
   """Runs ``flat_fun`` on JVP tracers; returns (primal outs, tangent outs)."""
+  # float0 tangents (of integer values) carry nothing: make them symbolic.
+  tangents = [Zero(core.get_aval(t)) if type(t) is not Zero and core.get_aval(t).dtype == dtypes.float0
+              else t for t in tangents]
   trace = JVPTrace(core.current_trace())
   try:
     with core.set_current_trace(trace):
@@ -207,7 +210,7 @@ def backward_pass(jaxpr, consts, cotangents):
 
   def read_primal(v):
     if type(v) is Literal:
-      return v.val
+      return literal_array(v)
     return primal_env[v] if v in primal_env else UndefinedPrimal(v.aval)
 
   # Equations that use no linear input are ordinary computations on residuals.
