@@ -19,6 +19,7 @@ from purejax._src.api import (
 from purejax._src.ad_api import (
     grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
     value_and_grad, vjp)
+from purejax._src.custom_derivatives import custom_jvp, custom_vjp
 from purejax._src.lax.stop_gradient import stop_gradient
 from purejax._src.remat import checkpoint, checkpoint_policies, remat
 from purejax._src.vmap import vmap
@@ -35,6 +36,7 @@ from purejax import tree
 from purejax import tree_util
 from purejax import ops
 from purejax import ad_checkpoint
+from purejax import custom_derivatives
 
 __version__ = "0.1.0"
 

@@ -8,7 +8,8 @@
 Variables are named a, b, ..., z, ba, bb, ... in order of appearance.  A
 primitive may choose which params are shown (``prim.pp_params``) and, when it
 calls a jaxpr (``prim.call_jaxpr_param``), the callee's variables take the
-names of the caller's arguments and results, as JAX prints them.
+names of the caller's arguments and results, as JAX prints them (unless
+``prim.call_shares_names`` is False: custom_jvp_call's callee has fresh names).
 """
 import numpy as np
 
@@ -99,7 +100,8 @@ def _eqn_doc(eqn, names):
   prim = eqn.primitive
   lhs = _vars_doc([_typed(v, names) for v in eqn.outvars])
   call_param = getattr(prim, "call_jaxpr_param", None)
-  if call_param and id(eqn.params[call_param]) not in names.hoisted:
+  if (call_param and getattr(prim, "call_shares_names", True)
+      and id(eqn.params[call_param]) not in names.hoisted):
     _share_call_names(eqn, names)
   pp_params = getattr(prim, "pp_params", None)
   pairs = pp_params(eqn.params) if pp_params else sorted(eqn.params.items())

@@ -33,6 +33,14 @@ class DynamicJaxprTracer(core.Tracer):
     self.var = var
 
 
+def _is_inner_trace(trace, outer):
+  while trace is not None:
+    if trace is outer:
+      return True
+    trace = trace.parent
+  return False
+
+
 class DynamicJaxprTrace(core.Trace):
 
   def __init__(self, parent, debug_info=None):
@@ -64,6 +72,10 @@ class DynamicJaxprTrace(core.Trace):
     if lit is not None:
       tracer = DynamicJaxprTracer(self, lit.aval, lit)
     else:
+      if isinstance(x, core.Tracer) and _is_inner_trace(x._trace, self):
+        # A tracer of a transformation running inside this one (e.g. closed
+        # over by a custom rule run in its parent) can't be a constant here.
+        raise core.escaped_tracer_error(x)
       var = Var(core.get_aval(x))
       self.constvars.append(var)
       self.const_values.append(x)
