@@ -209,14 +209,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   @functools.wraps(fun)
   def value_and_grad_f(*args, **kwargs):
     nums = _check_argnums(argnums, len(args))
-
-    def partial_fun(*diff_args):
-      full = list(args)
-      for i, x in zip(nums, diff_args):
-        full[i] = x
-      return fun(*full, **kwargs)
-
-    diff_args = [args[i] for i in nums]
+    partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
     for leaf in tree_util.tree_leaves(diff_args):
       _check_input_dtype(leaf, holomorphic, allow_int)
     result = vjp(partial_fun, *diff_args, has_aux=has_aux)
