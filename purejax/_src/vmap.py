@@ -1,4 +1,5 @@
 """``vmap``: the batching interpreter's public face."""
+import collections
 import functools
 import inspect
 
@@ -8,55 +9,77 @@ from purejax._src.interpreters import batching
 from purejax._src.interpreters.batching import BatchTrace, BatchTracer, not_mapped
 
 
-def _check_axis_spec(spec, where):
-  for leaf in tree_util.tree_leaves(spec):
-    if not isinstance(leaf, int):
-      raise TypeError(f"vmap {where} must be an int, None, or a tuple of entries "
-                      "corresponding to the positional arguments passed to the function, "
-                      f"but got {spec}.")
+_TUPLE_OF_ENTRIES = ("vmap in_axes must be an int, None, or a tuple of entries "
+                     "corresponding to the positional arguments passed to the function, ")
 
 
-def _arg_names(fun, args):
+def _check_axis_leaves(spec, where):
+  # Exactly int: bools and NumPy integers are refused, as by JAX.
+  if not all(type(leaf) is int for leaf in tree_util.tree_leaves(spec)):
+    raise TypeError(f"vmap {where} must be an int, None, or (nested) container with "
+                    f"those types as leaves, but got {spec}.")
+
+
+class PytreeLeaf:
+  """Stands for each leaf of a value in prefix-mismatch messages."""
+
+  def __repr__(self):
+    return "pytree leaf"
+
+
+def _prefix_error(where, spec, value):
+  """JAX's message for an axis spec that is not a tree prefix of ``value``."""
+  leaves, tree = tree_util.tree_flatten(value)
+  dummy = tree_util.tree_unflatten(tree, [PytreeLeaf() for _ in leaves])
+  errors = tree_util.prefix_errors(spec, dummy, is_leaf=lambda x: x is None)
+  details = "\n  ".join(e(f"vmap {where}").args[0] for e in errors)
+  return ValueError(f"vmap {where} specification must be a tree prefix of the "
+                    f"corresponding value; \n  Mismatch details ({len(errors)} found):"
+                    f"\n  {details}")
+
+
+def _flat_axes(where, spec, value):
+  """One axis (or None) per leaf of ``value``, ``spec`` being a tree prefix."""
   try:
-    params = [p.name for p in inspect.signature(fun).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-  except (TypeError, ValueError):
-    params = []
-  return [params[i] if i < len(params) else f"args[{i}]" for i in range(len(args))]
+    return tree_util.broadcast_prefix(spec, value, is_leaf=lambda x: x is None)
+  except ValueError:
+    raise _prefix_error(where, spec, value) from None
 
 
-def _flat_in_axes(fun, in_axes, args, kwargs):
+def _flat_in_axes(in_axes, args, kwargs):
   """One axis (or None) per flat leaf of (args, kwargs); kwargs map along 0."""
-  if isinstance(in_axes, list):
-    in_axes = tuple(in_axes)
-  _check_axis_spec(in_axes, "in_axes")
   if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-    raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
-                     "corresponding to the positional arguments passed to the function, "
-                     f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+    raise ValueError(_TUPLE_OF_ENTRIES + f"but got len(in_axes)={len(in_axes)}, "
+                     f"len(args)={len(args)}")
   spec = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-  axes, names = [], []
-  for name, arg, axis in zip(_arg_names(fun, args), args, spec):
-    try:
-      leaf_axes = tree_util.broadcast_prefix(axis, arg, is_leaf=lambda x: x is None)
-    except ValueError as err:
-      raise ValueError(f"vmap in_axes specification must be a tree prefix of the "
-                       f"corresponding value, got specification {axis} for value tree "
-                       f"{tree_util.tree_structure(arg)}.") from err
-    axes += leaf_axes
-    names += [name + tree_util.keystr(path)
-              for path, _ in tree_util.tree_flatten_with_path(arg)[0]]
-  for k, v in sorted(kwargs.items()):
-    leaves = tree_util.tree_leaves(v)
-    axes += [0] * len(leaves)
-    names += [k] * len(leaves)
-  return axes, names
+  return _flat_axes("in_axes", spec, tuple(args)) + [0] * len(tree_util.tree_leaves(kwargs))
+
+
+def _leaf_names(fun, args, kwargs):
+  """How the size-mismatch message names each leaf: by the parameter it was
+  passed to (when the signature accepts the call), else by its path."""
+  try:
+    sig = inspect.signature(fun)
+    sig.bind(*args, **kwargs)
+    params = list(sig.parameters)
+  except (TypeError, ValueError):
+    params = None
+  names = []
+  for path, _ in tree_util.tree_flatten_with_path(tuple(args))[0]:
+    i = path[0].idx
+    if params is None or i >= len(params):
+      names.append(f"args{tree_util.keystr(path)}")
+    else:
+      names.append(f"argument {params[i]}{tree_util.keystr(path[1:])}")
+  names += [f"kwargs{tree_util.keystr(path)}"
+            for path, _ in tree_util.tree_flatten_with_path(kwargs)[0]]
+  return names
 
 
 def _normalize_axis(leaf, axis):
   if axis is None:
     return None
-  aval = core.get_aval(leaf)
+  aval = _arg_aval(leaf)
   if not -aval.ndim <= axis < aval.ndim:
     raise ValueError(f"vmap was requested to map its argument along axis {axis}, which "
                      f"implies that its rank should be at least "
@@ -65,49 +88,80 @@ def _normalize_axis(leaf, axis):
   return axis % aval.ndim
 
 
-def _axis_size(leaves, axes, names, axis_size):
-  sizes = {core.get_aval(x).shape[a] for x, a in zip(leaves, axes) if a is not None}
-  if axis_size is not None:
-    sizes.add(axis_size)
-  if not sizes:
+def _arg_aval(x):
+  try:
+    return core.get_aval(x)
+  except TypeError:
+    raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type") from None
+
+
+def _axis_size(fun, args, kwargs, leaves, axes, user_axes, axis_size):
+  if not leaves and axis_size is None:
+    raise ValueError("vmap wrapped function must be passed at least one argument "
+                     "containing an array or axis_size must be specified, got empty "
+                     f"*args={tuple(args)} and **kwargs={kwargs}")
+  sizes = [None if a is None else core.get_aval(x).shape[a] for x, a in zip(leaves, axes)]
+  distinct = {s for s in sizes if s is not None} | ({axis_size} - {None})
+  if len(distinct) == 1:
+    return distinct.pop()
+  if not distinct:
     raise ValueError("vmap must have at least one non-None value in in_axes or "
                      "axis_size must be specified")
-  if len(sizes) > 1:
-    lines = [f"  * one axis had size {core.get_aval(x).shape[a]}: axis {a} of argument "
-             f"{n} of type {core.get_aval(x).str_short()}"
-             for x, a, n in zip(leaves, axes, names) if a is not None]
-    raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
-                     + ";\n".join(lines))
-  return sizes.pop()
+  # Most common size first, each with its first example (axes as the user wrote them).
+  names = _leaf_names(fun, args, kwargs)
+  counts = collections.Counter(s for s in sizes if s is not None)
+  lines = [f"  * the `axis_size` argument was {axis_size};\n"] if axis_size is not None else []
+  for rank, (size, count) in enumerate(counts.most_common()):
+    i = sizes.index(size)
+    example = (f"axis {user_axes[i]} of {names[i]} of type "
+               f"{core.get_aval(leaves[i]).str_short()}")
+    if count == 1:
+      lines.append(f"  * one axis had size {size}: {example};\n")
+    else:
+      some = "most" if rank == 0 else "some"
+      lines.append(f"  * {some} axes ({count} of them) had size {size}, e.g. {example};\n")
+  raise ValueError(("vmap got inconsistent sizes for array axes to be mapped:\n"
+                    + "".join(lines))[:-2])
 
 
-def _out_value(trace, out, spec, axis_size):
+def _out_value(trace, out, spec, axis_size, path):
   val, dim = trace.lift(out)
   if spec is None:
     if dim is not not_mapped:
-      raise ValueError(f"at vmap out_axes, got axis spec None but output was batched on "
-                       f"axis {dim}")
+      raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None "
+                       f"but output was batched on axis {dim}")
     return val
   ndim = core.get_aval(val).ndim + (dim is not_mapped)
   if not -ndim <= spec < ndim:
-    raise ValueError(f"axis {spec} is out of bounds for array of dimension {ndim - 1}")
+    raise ValueError(f"axis {spec} is out of bounds for array of dimension {ndim}")
   return batching.matchaxis(val, dim, spec % ndim, axis_size)
+
+
+def _check_outputs(leaves):
+  for x in leaves:
+    if not core.is_array_like(x):
+      raise TypeError(f"Output from batched function {x!r} with type {type(x)} is not "
+                      "a valid JAX type")
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
   """Vectorizes ``fun`` along the axes ``in_axes`` of its arguments."""
   if not callable(fun):
-    raise TypeError(f"vmap requires a callable, got {fun}")
-  if isinstance(out_axes, list):
-    out_axes = tuple(out_axes)
-  _check_axis_spec(out_axes, "out_axes")
+    raise TypeError(f"Expected a callable value, got {fun}")
+  if isinstance(in_axes, list):
+    in_axes = tuple(in_axes)   # lists of per-argument axes are accepted as tuples
+  if not (in_axes is None or type(in_axes) in (int, tuple)):
+    raise TypeError(_TUPLE_OF_ENTRIES + f"but got {in_axes}.")
+  _check_axis_leaves(in_axes, "in_axes")
+  _check_axis_leaves(out_axes, "out_axes")
 
   @functools.wraps(fun)
   def vmapped(*args, **kwargs):
-    axes, names = _flat_in_axes(fun, in_axes, args, kwargs)
+    axes = _flat_in_axes(in_axes, args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    user_axes = axes
     axes = [_normalize_axis(x, a) for x, a in zip(leaves, axes)]
-    size = _axis_size(leaves, axes, names, axis_size)
+    size = _axis_size(fun, args, kwargs, leaves, axes, user_axes, axis_size)
     trace = BatchTrace(core.current_trace(), size, axis_name, spmd_axis_name)
     tracers = [BatchTracer(trace, x, a) if a is not None else x for x, a in zip(leaves, axes)]
     try:
@@ -115,14 +169,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, tracers)
         out = fun(*call_args, **call_kwargs)
       out_leaves, out_tree = tree_util.tree_flatten(out)
-      try:
-        out_spec = tree_util.broadcast_prefix(out_axes, out, is_leaf=lambda x: x is None)
-      except ValueError as err:
-        raise ValueError(f"vmap out_axes specification must be a tree prefix of the "
-                         f"corresponding value, got specification {out_axes} for value "
-                         f"tree {out_tree}.") from err
+      _check_outputs(out_leaves)
+      out_spec = _flat_axes("out_axes", out_axes, out)
+      paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
       with core.set_current_trace(trace.parent):
-        outs = [_out_value(trace, o, s, size) for o, s in zip(out_leaves, out_spec)]
+        outs = [_out_value(trace, o, s, size, p)
+                for o, s, p in zip(out_leaves, out_spec, paths)]
     finally:
       trace.invalidate()
     return tree_util.tree_unflatten(out_tree, outs)

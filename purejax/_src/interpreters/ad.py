@@ -86,6 +86,19 @@ add_any_p.is_linear = True
 add_any_p.elementwise = True
 
 
+def _add_any_batch(axis_size, vals, dims):
+  # Unlike add, add_any wants equal shapes: no size-1 broadcasting, so an
+  # unbatched operand is broadcast along the other's batch axis.
+  from purejax._src.interpreters import batching
+  (x, y), (dx, dy) = vals, dims
+  d = dx if dx is not None else dy
+  x, y = batching.matchaxis(x, dx, d, axis_size), batching.matchaxis(y, dy, d, axis_size)
+  return add_any_p.bind(x, y), d
+
+
+add_any_p.batch = _add_any_batch
+
+
 # ---------------------------------------------------------------------------
 # Forward mode: the JVP trace
 

@@ -27,6 +27,8 @@ def _iota_impl(*, dtype, shape, dimension, sharding):
 
 iota_p = standard_primitive("iota", _iota_abstract_eval, _iota_impl)
 ad.defjvp_zero(iota_p)   # no operands: never differentiated, but says so
+# Nor ever batched (nothing to carry a batch axis); the rule just says so.
+iota_p.batch = lambda axis_size, vals, dims, **params: (iota_p.bind(**params), None)
 
 
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):

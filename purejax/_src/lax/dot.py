@@ -277,6 +277,29 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
   return [None, _dot_transpose_one(ct, rhs.aval, lhs, dimension_numbers, precision, True)]
 
 
+@dot_general_p.def_batch
+def _dot_general_batch(axis_size, vals, dims, *, dimension_numbers, **params):
+  # Never moves an operand.  Batched on both sides, the batch axes become one
+  # more (leading) dot batch dimension; batched on one side only, the batch
+  # axis is just one more free axis of that side, so a matrix times a batch
+  # of vectors stays one matrix product.
+  (lhs, rhs), (ld, rd) = vals, dims
+  (lc, rc), (lb, rb) = dimension_numbers
+  shift = lambda axes, d: tuple(a + (d is not None and a >= d) for a in axes)
+  lc, lb, rc, rb = shift(lc, ld), shift(lb, ld), shift(rc, rd), shift(rb, rd)
+  if ld is not None and rd is not None:
+    lb, rb, out_dim = (ld,) + lb, (rd,) + rb, 0
+  elif ld is not None:
+    lhs_free = _free_dims(core.get_aval(lhs).ndim, lb, lc)
+    out_dim = len(lb) + lhs_free.index(ld)
+  else:
+    lhs_ndim = core.get_aval(lhs).ndim
+    rhs_free = _free_dims(core.get_aval(rhs).ndim, rb, rc)
+    out_dim = len(lb) + (lhs_ndim - len(lb) - len(lc)) + rhs_free.index(rd)
+  out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), **params)
+  return out, out_dim
+
+
 # -- public functions -------------------------------------------------------------
 
 def _canonicalize_dimension_numbers(dimension_numbers):

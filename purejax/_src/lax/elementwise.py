@@ -14,6 +14,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
+from purejax._src.interpreters import batching
 from purejax._src.lax.ad_util import (
     bcast, const, convert, defjvp_ans, dtype_of, shape_of, unbroadcast, zeros)
 from purejax._src.lax.families import (
@@ -516,6 +517,36 @@ def _select_n_transpose(ct, which, *cases):
       for i, case in enumerate(cases)]
 
 
+def _batch_to_front(x, d, axis_size, full_shape):
+  """``x`` batched at axis 0 with ``full_shape`` (its example shape after
+  the batch axis), broadcasting an unbatched value or a per-example scalar."""
+  from purejax._src.lax.structural import broadcast_in_dim_p
+  x = batching.bdim_at_front(x, d, axis_size)
+  if core.get_aval(x).shape[1:] == tuple(full_shape):
+    return x
+  return broadcast_in_dim_p.bind(x, shape=(axis_size,) + tuple(full_shape),
+                                 broadcast_dimensions=(0,), sharding=None)
+
+
+def _example_shape(x, d):
+  shape = core.get_aval(x).shape
+  return shape if d is None else shape[:d] + shape[d + 1:]
+
+
+@select_n_p.def_batch
+def _select_n_batch(axis_size, vals, dims):
+  # The cases need one shape, and ``which`` is a scalar or has it too: an
+  # unbatched scalar ``which`` stays one, anything else gets the cases' shape.
+  (which, *cases), (wd, *cds) = vals, dims
+  case_shape = _example_shape(cases[0], cds[0])
+  if wd is None and not core.get_aval(which).shape and len(set(cds)) == 1:
+    return select_n_p.bind(which, *cases), cds[0]   # all cases batched alike
+  cases = [_batch_to_front(c, d, axis_size, case_shape) for c, d in zip(cases, cds)]
+  if wd is not None or core.get_aval(which).shape:
+    which = _batch_to_front(which, wd, axis_size, case_shape)
+  return select_n_p.bind(which, *cases), 0
+
+
 def _clamp_abstract_eval(lo, x, hi):
   for name, bound in (("min", lo), ("max", hi)):
     if bound.shape and bound.shape != x.shape:
@@ -530,6 +561,18 @@ clamp_p = core.Primitive("clamp")
 clamp_p.abstract_eval = _clamp_abstract_eval
 clamp_p.impl = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)
 clamp_p.elementwise = True
+
+
+@clamp_p.def_batch
+def _clamp_batch(axis_size, vals, dims):
+  # Bounds are scalars or shaped like the operand: an unbatched scalar bound
+  # stays one, anything else gets the operand's (batched) shape.
+  (lo, x, hi), (lod, xd, hid) = vals, dims
+  shape = _example_shape(x, xd)
+  x = _batch_to_front(x, xd, axis_size, shape)
+  lo, hi = [b if d is None and not core.get_aval(b).shape
+            else _batch_to_front(b, d, axis_size, shape) for b, d in ((lo, lod), (hi, hid))]
+  return clamp_p.bind(lo, x, hi), 0
 
 
 def _where(pred, g, like):

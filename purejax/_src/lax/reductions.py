@@ -9,6 +9,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
+from purejax._src.interpreters import batching
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_dtype, standard_primitive
 
@@ -25,6 +26,23 @@ def _check_axes(operand, axes):
 
 def _reduced_shape(shape, axes):
   return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _batch_axes(axes, bdim):
+  """Reduced axes of a value batched at ``bdim``, and its batch axis after."""
+  axes = tuple(a + (a >= bdim) for a in axes)
+  return axes, bdim - sum(a < bdim for a in axes)
+
+
+def _axes_batch_rule(prim):
+  """Reductions over an ``axes`` param: reduce the shifted axes."""
+
+  def rule(axis_size, vals, dims, *, axes, **params):
+    (x,), (d,) = vals, dims
+    axes, out_dim = _batch_axes(axes, d)
+    return prim.bind(x, axes=axes, **params), out_dim
+
+  return rule
 
 
 def _reduction(name, kinds, impl, extra_params=()):
@@ -44,7 +62,9 @@ def _reduction(name, kinds, impl, extra_params=()):
   def impl_with_params(x, *, axes, **params):
     return impl(x, axes)
 
-  return standard_primitive(name, abstract_eval, impl_with_params)
+  prim = standard_primitive(name, abstract_eval, impl_with_params)
+  prim.batch = _axes_batch_rule(prim)
+  return prim
 
 
 def _accumulator(dtype):
@@ -278,7 +298,9 @@ def _arg_reduction(name, compare_name, np_arg):
     # NumPy, like XLA, returns the first NaN's index, else the first extremum's.
     return np_arg(x, axis=axes[0]).astype(index_dtype)
 
-  return standard_primitive(name, abstract_eval, impl)
+  prim = standard_primitive(name, abstract_eval, impl)
+  prim.batch = _axes_batch_rule(prim)
+  return prim
 
 
 argmax_p = _arg_reduction("argmax", "gt", np.argmax)
@@ -366,25 +388,53 @@ reduce_p = standard_primitive("reduce", _reduce_abstract_eval, _reduce_impl,
                               multiple_results=True)
 
 
-@reduce_p.def_jvp
-def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
-  # Differentiate the same pairwise combination the implementation performs
-  # (init values first), with the computation's jaxpr evaluated on halves.
+def _reduce_tree(jaxpr, dimensions, n):
+  """``reduce`` as the pairwise combination its implementation performs
+  (init values first), with the computation's jaxpr evaluated on halves.
+  Inits may be scalars or, batched, of shape (B,) against operands batched
+  at axis 0."""
   from purejax._src.jaxpr import eval_jaxpr
-  from purejax._src.lax import ad_util
   from purejax._src.lax.structural import broadcast_in_dim_p, concatenate_p
-  n = len(primals) // 2
 
   def tree(*args):
     operands, inits = args[:n], args[n:]
     rows = [_as_rows(x, dimensions) for x in operands]
     shape = core.get_aval(rows[0]).shape
-    starts = [broadcast_in_dim_p.bind(i, shape=shape[:-1] + (1,), broadcast_dimensions=(),
-                                      sharding=None) for i in inits]
+    starts = [broadcast_in_dim_p.bind(i, shape=shape[:-1] + (1,), sharding=None,
+                                      broadcast_dimensions=tuple(range(core.get_aval(i).ndim)))
+              for i in inits]
     rows = [concatenate_p.bind(s, r, dimension=len(shape) - 1) for s, r in zip(starts, rows)]
     return _tree_reduce(lambda a, b: eval_jaxpr(jaxpr, [], *a, *b), rows)
 
-  return ad_util.jvp_of(tree, primals, tangents)
+  return tree
+
+
+@reduce_p.def_jvp
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  # Differentiate the same pairwise combination the implementation performs.
+  from purejax._src.lax import ad_util
+  return ad_util.jvp_of(_reduce_tree(jaxpr, dimensions, len(primals) // 2),
+                        primals, tangents)
+
+
+@reduce_p.def_batch
+def _reduce_batch(axis_size, vals, dims, *, computation, jaxpr, dimensions):
+  # Operands must share one shape: all get the batch axis first.
+  n = len(vals) // 2
+  operands = [batching.bdim_at_front(x, d, axis_size) for x, d in zip(vals[:n], dims[:n])]
+  dimensions = tuple(a + 1 for a in dimensions)
+  inits, init_dims = vals[n:], dims[n:]
+  if all(d is None for d in init_dims):
+    outs = reduce_p.bind(*operands, *inits, computation=computation, jaxpr=jaxpr,
+                         dimensions=dimensions)
+  else:
+    # Init values must be scalars: with one per example, spell the reduction
+    # out (JAX raises NotImplementedError here).
+    inits = [batching.bdim_at_front(i, d, axis_size) for i, d in zip(inits, init_dims)]
+    outs = _reduce_tree(jaxpr, dimensions, n)(*operands, *inits)
+    outs = [utils.with_weak_type(out, core.get_aval(x).weak_type and core.get_aval(i).weak_type)
+            for out, x, i in zip(outs, operands, inits)]
+  return outs, [0] * n
 
 
 def _monoid_primitive(computation, init, dtype):

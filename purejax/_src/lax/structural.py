@@ -10,6 +10,8 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src.interpreters import ad
+from purejax._src.interpreters import batching
+from purejax._src.interpreters.batching import not_mapped
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_same_dtypes, standard_primitive
 from purejax._src.lax.reductions import reduce_sum_p
@@ -106,6 +108,24 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
+def _unbatched_axis(axis, bdim):
+  """Where per-example axis ``axis`` sits in a value batched at ``bdim``."""
+  return axis + (axis >= bdim)
+
+
+@broadcast_in_dim_p.def_batch
+def _broadcast_in_dim_batch(axis_size, vals, dims, *, shape, broadcast_dimensions,
+                            sharding):
+  # The batch axis becomes output axis 0; the others shift by one.  No need to
+  # move it first: broadcast_dimensions may be unsorted.
+  (x,), (d,) = vals, dims
+  out_dims = [0 if i == d else 1 + broadcast_dimensions[i - (i > d)]
+              for i in range(core.get_aval(x).ndim)]
+  return broadcast_in_dim_p.bind(x, shape=(axis_size,) + tuple(shape),
+                                 broadcast_dimensions=tuple(out_dims),
+                                 sharding=sharding), 0
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
   """Broadcasts ``operand`` to ``shape``; operand axis i becomes output axis
   ``broadcast_dimensions[i]``."""
@@ -179,6 +199,17 @@ def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
 ad.deflinear(reshape_p, _reshape_transpose)
 
 
+@reshape_p.def_batch
+def _reshape_batch(axis_size, vals, dims, *, new_sizes, dimensions, sharding):
+  # Examples are contiguous blocks only with the batch axis first.
+  (x,), (d,) = vals, dims
+  x = batching.moveaxis(x, d, 0)
+  if dimensions is not None:
+    dimensions = (0,) + tuple(i + 1 for i in dimensions)
+  return reshape_p.bind(x, new_sizes=(axis_size,) + tuple(new_sizes),
+                        dimensions=dimensions, sharding=sharding), 0
+
+
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   """Reshapes ``operand`` (after transposing it by ``dimensions``, if given)."""
   new_sizes = utils.canonicalize_shape(new_sizes)
@@ -224,6 +255,14 @@ ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
     _transpose(ct, _inverse_permutation(permutation))])
 
 
+@transpose_p.def_batch
+def _transpose_batch(axis_size, vals, dims, *, permutation):
+  # One permutation puts the batch axis first and permutes the rest.
+  (x,), (d,) = vals, dims
+  perm = (d,) + tuple(_unbatched_axis(p, d) for p in permutation)
+  return _transpose(x, perm), 0
+
+
 def transpose(operand, permutation):
   """Permutes the axes of ``operand``."""
   permutation = utils.int_tuple(permutation)
@@ -250,6 +289,14 @@ squeeze_p = standard_primitive(
     "squeeze", _squeeze_abstract_eval,
     lambda x, *, dimensions: np.squeeze(x, dimensions) if dimensions else x)
 ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [_reshape(ct, x.aval.shape)])
+
+
+@squeeze_p.def_batch
+def _squeeze_batch(axis_size, vals, dims, *, dimensions):
+  (x,), (d,) = vals, dims
+  dimensions = tuple(_unbatched_axis(i, d) for i in dimensions)
+  out_dim = d - sum(i < d for i in dimensions)
+  return squeeze_p.bind(x, dimensions=dimensions), out_dim
 
 
 def squeeze(array, dimensions):
@@ -296,6 +343,12 @@ rev_p = standard_primitive(
     "rev", _rev_abstract_eval,
     lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x)
 ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
+
+
+@rev_p.def_batch
+def _rev_batch(axis_size, vals, dims, *, dimensions):
+  (x,), (d,) = vals, dims
+  return rev_p.bind(x, dimensions=tuple(_unbatched_axis(i, d) for i in dimensions)), d
 
 
 def rev(operand, dimensions):
@@ -350,6 +403,13 @@ def _concatenate_transpose(ct, *operands, dimension):
 
 
 ad.deflinear(concatenate_p, _concatenate_transpose)
+
+
+@concatenate_p.def_batch
+def _concatenate_batch(axis_size, vals, dims, *, dimension):
+  # Every operand needs the batch axis (unbatched ones are broadcast).
+  operands = [batching.bdim_at_front(x, d, axis_size) for x, d in zip(vals, dims)]
+  return concatenate_p.bind(*operands, dimension=dimension + 1), 0
 
 
 def concatenate(operands, dimension):
@@ -435,6 +495,30 @@ def _pad_transpose(ct, operand, padding_value, *, padding_config):
 ad.deflinear(pad_p, _pad_transpose)
 
 
+@pad_p.def_batch
+def _pad_batch(axis_size, vals, dims, *, padding_config):
+  (x, padding_value), (xd, vd) = vals, dims
+  if vd is not_mapped:
+    config = list(padding_config)
+    config.insert(xd, (0, 0, 0))
+    return pad_p.bind(x, padding_value, padding_config=tuple(config)), xd
+  # A padding value per example can't be a pad param: pad with zeros, then
+  # select each example's value wherever a mask padded the same way is False.
+  from purejax._src.lax.elementwise import select_n_p
+  x = batching.bdim_at_front(x, xd, axis_size)
+  x_aval = core.get_aval(x)
+  config = ((0, 0, 0),) + tuple(padding_config)
+  padded = pad_p.bind(x, np.zeros((), x_aval.dtype), padding_config=config)
+  ones = broadcast_in_dim_p.bind(np.array(True), shape=x_aval.shape,
+                                 broadcast_dimensions=(), sharding=None)
+  mask = pad_p.bind(ones, np.array(False), padding_config=config)
+  out_shape = core.get_aval(padded).shape
+  fill = broadcast_in_dim_p.bind(batching.moveaxis(padding_value, vd, 0), shape=out_shape,
+                                 broadcast_dimensions=(0,), sharding=None)
+  weak = x_aval.weak_type and core.get_aval(padding_value).weak_type
+  return utils.with_weak_type(select_n_p.bind(mask, fill, padded), weak), 0
+
+
 def _padding_config(config):
   if isinstance(config, np.ndarray):
     config = config.tolist()
@@ -456,3 +540,4 @@ def pad(operand, padding_value, padding_config):
 
 copy_p = standard_primitive("copy", lambda x: x, np.copy)
 ad.deflinear(copy_p, lambda ct, x: [copy_p.bind(ct)])
+copy_p.batch = lambda axis_size, vals, dims: (copy_p.bind(*vals), dims[0])

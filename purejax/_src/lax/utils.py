@@ -124,3 +124,13 @@ def bind(prim, *args, **params):
   except TypeError:
     check_operands(prim.name, args)
     raise
+
+
+def with_weak_type(x, weak):
+  """``x`` with the weak type ``weak``: for rules that compute a primitive's
+  result with other primitives, whose weak types may come out differently."""
+  aval = core.get_aval(x)
+  if aval.weak_type == weak:
+    return x
+  from purejax._src.lax.convert import convert_element_type_p
+  return convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=weak)
