@@ -258,27 +258,37 @@ def _check_jac_input(x, name, holomorphic, allow_int):
                     "allow_int to True.")
 
 
-def _basis(aval, k):
-  """The k-th standard basis vector of ``aval``'s space, shaped like it."""
-  from purejax import lax
-  import purejax.numpy as jnp
-  flat = jnp.zeros(aval.size, aval.dtype).at[k].set(1)
-  return lax.reshape(flat, aval.shape)
-
-
-def _stack_last(columns, shape, trailing):
-  """Stacks per-basis results along new trailing axes of shape ``trailing``."""
+def _std_basis(leaves):
+  """Rows of the identity over all of ``leaves``' elements: a list with, for
+  each leaf, an array of shape (N,) + leaf.shape (N the total size)."""
   import purejax.numpy as jnp
   from purejax import lax
-  stacked = jnp.stack(columns, axis=-1) if columns else jnp.zeros(shape + (0,))
-  return lax.reshape(stacked, tuple(shape) + tuple(trailing))
+  avals = [core.get_aval(x) for x in leaves]
+  dtype = dtypes.result_type(*[a.dtype for a in avals]) if avals else np.float32
+  total = sum(a.size for a in avals)
+  eye = jnp.eye(total, dtype=dtype)
+  out, start = [], 0
+  for a in avals:
+    block = eye if len(avals) == 1 else lax.slice(eye, (0, start), (total, start + a.size))
+    out.append(lax.reshape(lax.convert_element_type(block, ad.tangent_dtype(a.dtype)),
+                           (total,) + a.shape))
+    start += a.size
+  return out
 
 
-def _stack_first(rows, leading, shape):
-  import purejax.numpy as jnp
+def _split_rows(x, sizes, shapes, trailing_shape, axis):
+  """Splits axis ``axis`` of ``x`` (the stacked basis axis) into blocks of
+  ``sizes``, each reshaped to ``shapes[k]`` at that position."""
   from purejax import lax
-  stacked = jnp.stack(rows, axis=0) if rows else jnp.zeros((0,) + tuple(shape))
-  return lax.reshape(stacked, tuple(leading) + tuple(shape))
+  blocks, start = [], 0
+  for size, shape in zip(sizes, shapes):
+    block = x if len(sizes) == 1 else lax.slice_in_dim(x, start, start + size, axis=axis)
+    if axis == 0:
+      blocks.append(lax.reshape(block, tuple(shape) + tuple(trailing_shape)))
+    else:
+      blocks.append(lax.reshape(block, tuple(trailing_shape) + tuple(shape)))
+    start += size
+  return blocks
 
 
 def _partial_args(fun, args, kwargs, nums):
@@ -298,7 +308,9 @@ def _jac_structure(argnums, out_tree, in_tree, blocks):
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-  """The Jacobian of ``fun`` by forward mode: one JVP per input element."""
+  """The Jacobian of ``fun`` by forward mode: a JVP vmapped over the
+  standard basis of the inputs."""
+  from purejax._src.vmap import vmap
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
@@ -308,26 +320,17 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     for x in in_leaves:
       _check_jac_input(x, "jacfwd", holomorphic, False)
     in_avals = [core.get_aval(x) for x in in_leaves]
-    zero_tangents = [ad.zeros_like_aval(ad.tangent_aval(a)) for a in in_avals]
-    columns, out, aux = [], None, None
-    for i, aval in enumerate(in_avals):
-      cols_i = []
-      for k in range(aval.size):
-        tangents = list(zero_tangents)
-        tangents[i] = _basis(aval, k)
-        res = jvp(partial_fun, tuple(diff_args),
-                  tuple(tree_util.tree_unflatten(in_tree, tangents)), has_aux=has_aux)
-        out, t_out = res[0], res[1]
-        aux = res[2] if has_aux else None
-        cols_i.append(tree_util.tree_leaves(t_out))
-      columns.append(cols_i)
-    if out is None:   # no input elements: evaluate once for the output structure
-      res = partial_fun(*diff_args)
-      out, aux = res if has_aux else (res, None)
+
+    def pushfwd(*basis):
+      res = jvp(partial_fun, tuple(diff_args), tuple(tree_util.tree_unflatten(in_tree, basis)),
+                has_aux=has_aux)
+      return res if has_aux else (*res, None)
+
+    out, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(in_leaves))
     out_leaves, out_tree = tree_util.tree_flatten(out)
-    blocks = [[_stack_last([col[j] for col in columns[i]], core.get_aval(o).shape,
-                           in_avals[i].shape)
-               for i in range(len(in_avals))] for j, o in enumerate(out_leaves)]
+    blocks = [_split_rows(j, [a.size for a in in_avals], [a.shape for a in in_avals],
+                          core.get_aval(o).shape, axis=-1)
+              for j, o in zip(tree_util.tree_leaves(jac), out_leaves)]
     jac = _jac_structure(argnums, out_tree, in_tree, blocks)
     return (jac, aux) if has_aux else jac
 
@@ -335,7 +338,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-  """The Jacobian of ``fun`` by reverse mode: one VJP per output element."""
+  """The Jacobian of ``fun`` by reverse mode: the VJP vmapped over the
+  standard basis of the outputs."""
+  from purejax._src.vmap import vmap
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
@@ -348,17 +353,12 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     out, f_vjp = res[0], res[1]
     out_leaves, out_tree = tree_util.tree_flatten(out)
     out_avals = [core.get_aval(o) for o in out_leaves]
-    zero_cts = [ad.zeros_like_aval(ad.tangent_aval(a)) for a in out_avals]
-    in_avals = [core.get_aval(x) for x in in_leaves]
-    blocks = []
-    for j, aval in enumerate(out_avals):
-      rows = []
-      for k in range(aval.size):
-        cts = list(zero_cts)
-        cts[j] = _basis(aval, k)
-        rows.append(tree_util.tree_leaves(f_vjp(tree_util.tree_unflatten(out_tree, cts))))
-      blocks.append([_stack_first([r[i] for r in rows], aval.shape, in_avals[i].shape)
-                     for i in range(len(in_avals))])
+    pullback = lambda *basis: f_vjp(tree_util.tree_unflatten(out_tree, basis))
+    jac_in = tree_util.tree_leaves(vmap(pullback)(*_std_basis(out_leaves)))
+    per_in = [_split_rows(j, [a.size for a in out_avals], [a.shape for a in out_avals],
+                          core.get_aval(x).shape, axis=0)
+              for j, x in zip(jac_in, in_leaves)]
+    blocks = [[per_in[i][j] for i in range(len(in_leaves))] for j in range(len(out_leaves))]
     jac = _jac_structure(argnums, out_tree, in_tree, blocks)
     return (jac, res[2]) if has_aux else jac
 

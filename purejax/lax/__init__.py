@@ -30,3 +30,4 @@ from purejax._src.lax.reductions import (
     reduce_max_p, reduce_min, reduce_min_p, reduce_or, reduce_or_p, reduce_p,
     reduce_prod, reduce_prod_p, reduce_sum, reduce_sum_p, reduce_xor, reduce_xor_p)
 from purejax._src.lax.dot import Precision, dot, dot_general, dot_general_p
+from purejax._src.lax.stop_gradient import stop_gradient, stop_gradient_p
