@@ -214,7 +214,9 @@ class JitWrapped:
     if None in in_avals:
       names = _arg_names(self._fun, split, args, kwargs)
       in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
-    key = (split.treedef, tuple(in_avals), split.statics, config.trace_state())
+    # Bound axis names are part of the key: collectives bake in axis sizes.
+    key = (split.treedef, tuple(in_avals), split.statics, config.trace_state(),
+           tuple(core.axis_env().items()))
     cache = self._traces
     traced = cache.get(key)
     if traced is None:

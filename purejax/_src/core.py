@@ -277,6 +277,24 @@ eval_trace = EvalTrace()
 _ctx.trace = eval_trace
 
 
+def axis_env():
+  """The named axes bound around the current trace: name -> size.
+
+  A mapping trace (vmap's; later pmap's) binds its ``axis_name`` for
+  everything traced inside it; an inner binding of a name shadows an outer
+  one.  Collectives check their axis names here, and jit keys its cache on
+  it (``pmean`` bakes the axis size into the jaxpr).
+  """
+  env = {}
+  trace = _ctx.trace
+  while trace is not None:
+    name = getattr(trace, "axis_name", None)
+    if name is not None and name not in env:
+      env[name] = trace.axis_size
+    trace = trace.parent
+  return env
+
+
 def escaped_tracer_error(tracer, detail=""):
   return errors.UnexpectedTracerError(
       "Encountered an unexpected tracer. A function transformed by JAX had a "

@@ -31,3 +31,7 @@ from purejax._src.lax.reductions import (
     reduce_prod, reduce_prod_p, reduce_sum, reduce_sum_p, reduce_xor, reduce_xor_p)
 from purejax._src.lax.dot import Precision, dot, dot_general, dot_general_p
 from purejax._src.lax.stop_gradient import stop_gradient, stop_gradient_p
+from purejax._src.lax.parallel import (
+    all_gather, all_gather_p, all_to_all, all_to_all_p, axis_index, axis_index_p,
+    axis_size, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum,
+    psum_p, psum_scatter)

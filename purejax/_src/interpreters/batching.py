@@ -6,7 +6,10 @@ A primitive's ``batch`` rule, ``rule(axis_size, vals, dims, **params) ->
 primitives share one generic rule.  Unbatched values are never broadcast
 unless an operation needs it.
 """
+import weakref
+
 from purejax._src import core
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr
 
 not_mapped = None
 
@@ -53,7 +56,7 @@ class BatchTrace(core.Trace):
 
   def process_primitive(self, primitive, args, params):
     vals, dims = zip(*map(self.lift, args)) if args else ((), ())
-    if all(d is not_mapped for d in dims):
+    if all(d is not_mapped for d in dims) and not self._communicates(primitive, params):
       with core.set_current_trace(self.parent):
         return primitive.bind(*vals, **params)
     rule = primitive.batch
@@ -73,8 +76,44 @@ class BatchTrace(core.Trace):
   def wrap(self, val, dim):
     return BatchTracer(self, val, dim)
 
+  def _communicates(self, primitive, params):
+    """Whether ``primitive`` is a collective over this trace's axis name:
+    those are batched even with no batched operand (``psum(1., 'i')``)."""
+    return self.axis_name is not None and self.axis_name in axis_names(primitive, params)
+
   def describe_dependence(self, tracer):
     return ""
+
+
+# ---------------------------------------------------------------------------
+# Named axes: a collective primitive lists the axis names it communicates
+# over as ``prim.axis_names(params)``; a primitive with sub-jaxprs (jit)
+# communicates over those its equations name.
+
+_jaxpr_axis_names = weakref.WeakKeyDictionary()   # ClosedJaxpr -> frozenset
+
+
+def axis_names(primitive, params):
+  own = getattr(primitive, "axis_names", None)
+  if own is not None:
+    return frozenset(own(params))
+  names = frozenset()
+  for value in params.values():
+    for jaxpr in value if isinstance(value, (tuple, list)) else (value,):
+      if isinstance(jaxpr, (Jaxpr, ClosedJaxpr)):
+        names |= _named_axes_of_jaxpr(jaxpr)
+  return names
+
+
+def _named_axes_of_jaxpr(jaxpr):
+  closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else None
+  if closed is not None and closed in _jaxpr_axis_names:
+    return _jaxpr_axis_names[closed]
+  inner = closed.jaxpr if closed is not None else jaxpr
+  names = frozenset().union(*[axis_names(e.primitive, e.params) for e in inner.eqns])
+  if closed is not None:
+    _jaxpr_axis_names[closed] = names
+  return names
 
 
 # ---------------------------------------------------------------------------
