@@ -35,10 +35,6 @@ def _unbox(box):
   return d["out"], d.get("aux")
 
 
-def _finish_tangent(t, primal):
-  return ad.instantiate(t) if type(t) is Zero else t
-
-
 # ---------------------------------------------------------------------------
 # Forward mode
 
@@ -75,7 +71,7 @@ def jvp(fun, primals, tangents, has_aux=False):
   box = []
   out_p, out_t = ad.jvp_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves, t_leaves)
   out_tree, aux = _unbox(box)
-  out_t = [_finish_tangent(t, p) for t, p in zip(out_t, out_p)]
+  out_t = [ad.instantiate(t) for t in out_t]
   result = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
   return (*result, aux) if has_aux else result
 

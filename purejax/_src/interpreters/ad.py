@@ -154,12 +154,14 @@ class JVPTrace(core.Trace):
     return ""
 
 
-def jvp_flat(flat_fun, primals, tangents):
-  """Runs ``flat_fun`` on JVP tracers; returns (primal outs, tangent outs)."""
+def jvp_flat(flat_fun, primals, tangents, parent=None):
+  """Runs ``flat_fun`` on JVP tracers; returns (primal outs, tangent outs).
+
+  ``parent`` is the trace the JVP trace's rules run in (default: current)."""
   # float0 tangents (of integer values) carry nothing: make them symbolic.
   tangents = [Zero(core.get_aval(t)) if type(t) is not Zero and core.get_aval(t).dtype == dtypes.float0
               else t for t in tangents]
-  trace = JVPTrace(core.current_trace())
+  trace = JVPTrace(core.current_trace() if parent is None else parent)
   try:
     with core.set_current_trace(trace):
       outs = flat_fun(*[JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
@@ -183,18 +185,13 @@ def linearize_flat(flat_fun, primals):
   pe_trace = PartialEvalTrace(core.current_trace())
   tangents_in = [pe_trace.new_arg(tangent_aval(core.get_aval(p))) for p in primals]
   try:
-    primal_outs, tangent_outs = jvp_flat_under(pe_trace, flat_fun, primals, tangents_in)
+    primal_outs, tangent_outs = jvp_flat(flat_fun, primals, tangents_in, parent=pe_trace)
     with core.set_current_trace(pe_trace):
       tangent_outs = [instantiate(t) for t in tangent_outs]
     jaxpr, residuals = pe_trace.to_jaxpr(tangent_outs)
   finally:
     pe_trace.invalidate()
   return primal_outs, jaxpr, residuals
-
-
-def jvp_flat_under(parent, flat_fun, primals, tangents):
-  with core.set_current_trace(parent):
-    return jvp_flat(flat_fun, primals, tangents)
 
 
 class UndefinedPrimal:
