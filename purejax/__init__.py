@@ -42,8 +42,8 @@ from purejax import test_util
 __version__ = "0.1.0"
 
 
-def tree_map(f, tree, *rest, is_leaf=None):
+def tree_map(f, tree_, *rest, is_leaf=None):
   """Deprecated alias of ``purejax.tree.map`` (kept for old JAX code)."""
   _warnings.warn("jax.tree_map is deprecated: use jax.tree.map (or "
                  "jax.tree_util.tree_map) instead.", DeprecationWarning, stacklevel=2)
-  return tree_util.tree_map(f, tree, *rest, is_leaf=is_leaf)
+  return tree_util.tree_map(f, tree_, *rest, is_leaf=is_leaf)

@@ -9,7 +9,6 @@ from purejax._src import dtypes
 from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
-from purejax._src.interpreters.ad import Zero
 
 
 def _flat_fun(fun, in_tree, out_tree_box, has_aux=False):

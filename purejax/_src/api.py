@@ -8,8 +8,6 @@ import weakref
 import numpy as np
 
 from purejax._src import core
-from purejax._src import devices
-from purejax._src import dtypes
 from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.array import Array, wrap_numpy

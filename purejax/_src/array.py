@@ -57,7 +57,7 @@ class Array(core.ArrayBase):
 
   def __index__(self):
     if not np.issubdtype(self.dtype, np.integer):
-      raise TypeError(f"only integer scalar arrays can be converted to a scalar index")
+      raise TypeError("only integer scalar arrays can be converted to a scalar index")
     return self._value.__index__()
 
   def item(self, *args):

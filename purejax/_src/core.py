@@ -16,7 +16,6 @@ import numpy as np
 
 from purejax._src import dtypes
 from purejax._src import errors
-from purejax._src.config import config
 
 
 # ---------------------------------------------------------------------------

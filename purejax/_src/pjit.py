@@ -11,7 +11,7 @@ from purejax._src import core
 from purejax._src.backends import numpy_backend
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import partial_eval as pe
-from purejax._src.jaxpr import ClosedJaxpr, JaxprEqn, Var, eval_jaxpr
+from purejax._src.jaxpr import ClosedJaxpr, Var, eval_jaxpr
 
 pjit_p = core.Primitive("jit", multiple_results=True)
 pjit_p.call_jaxpr_param = "jaxpr"
@@ -169,22 +169,14 @@ _batched_jaxprs = weakref.WeakKeyDictionary()
 def batch_jaxpr(closed, trace, in_dims):
   """A jaxpr computing ``closed`` on batched inputs (batch axes ``in_dims``),
   its constants, and the batch axes of its outputs."""
-  from purejax._src.interpreters.batching import BatchTrace, BatchTracer
+  from purejax._src.interpreters.batching import eval_jaxpr_batched
   per_jaxpr = _batched_jaxprs.setdefault(closed, {})
   key = (tuple(in_dims), trace.axis_size, trace.axis_name)
   if key not in per_jaxpr:
     out_dims = []
 
     def fun(*args):
-      inner = BatchTrace(core.current_trace(), trace.axis_size, trace.axis_name,
-                         trace.spmd_axis_name)
-      tracers = [a if d is None else BatchTracer(inner, a, d) for a, d in zip(args, in_dims)]
-      try:
-        with core.set_current_trace(inner):
-          outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
-        pairs = [inner.lift(o) for o in outs]
-      finally:
-        inner.invalidate()
+      pairs = eval_jaxpr_batched(closed, trace, in_dims, args)
       out_dims[:] = [d for _, d in pairs]
       return [v for v, _ in pairs]
 

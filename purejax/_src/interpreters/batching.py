@@ -132,7 +132,6 @@ def moveaxis(x, src, dst):
 
 def bdim_at_front(x, dim, axis_size):
   """``x`` with its batch dimension first, broadcasting it if unbatched."""
-  from purejax import lax
   if dim is not_mapped:
     return broadcast(x, axis_size, 0)
   return moveaxis(x, dim, 0)
@@ -180,3 +179,22 @@ def elementwise_batch_rule(primitive):
     return out, 0
 
   return rule
+
+
+def eval_jaxpr_batched(closed, trace, in_dims, args):
+  """Evaluates ``closed`` on ``args`` (batched along ``in_dims``) under a
+  fresh BatchTrace over the same axis as ``trace``, in the current trace.
+
+  Returns ``(value, batch_dim)`` per output: the building block of every
+  rule that batches a sub-jaxpr (jit, checkpoint, cond, loops, scan).
+  """
+  from purejax._src.jaxpr import eval_jaxpr
+  inner = BatchTrace(core.current_trace(), trace.axis_size, trace.axis_name,
+                     trace.spmd_axis_name)
+  tracers = [a if d is None else BatchTracer(inner, a, d) for a, d in zip(args, in_dims)]
+  try:
+    with core.set_current_trace(inner):
+      outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+    return [inner.lift(o) for o in outs]
+  finally:
+    inner.invalidate()

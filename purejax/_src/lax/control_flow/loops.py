@@ -248,18 +248,10 @@ while_p.transpose = _while_transpose
 def _batch_to(closed, trace, in_dims, out_batched, finish=None):
   """``closed`` batched, with each output at axis 0 if ``out_batched`` says
   so (broadcast if need be); ``finish(vals_and_dims)`` may post-process."""
-  from purejax._src.interpreters.batching import BatchTrace, BatchTracer
+  from purejax._src.interpreters.batching import eval_jaxpr_batched
 
   def fun(*args):
-    inner = BatchTrace(core.current_trace(), trace.axis_size, trace.axis_name,
-                       trace.spmd_axis_name)
-    tracers = [a if d is None else BatchTracer(inner, a, d) for a, d in zip(args, in_dims)]
-    try:
-      with core.set_current_trace(inner):
-        outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
-      pairs = [inner.lift(o) for o in outs]
-    finally:
-      inner.invalidate()
+    pairs = eval_jaxpr_batched(closed, trace, in_dims, args)
     if finish is not None:
       return finish(pairs)
     return [batching.matchaxis(v, d, 0, trace.axis_size) if b else v

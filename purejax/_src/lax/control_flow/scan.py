@@ -164,16 +164,7 @@ def _batch_body(closed, trace, in_dims, force):
   size, out_batched = trace.axis_size, []
 
   def fun(*args):
-    inner = batching.BatchTrace(core.current_trace(), size, trace.axis_name,
-                                trace.spmd_axis_name)
-    tracers = [a if d is None else batching.BatchTracer(inner, a, d)
-               for a, d in zip(args, in_dims)]
-    try:
-      with core.set_current_trace(inner):
-        outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
-      pairs = [inner.lift(o) for o in outs]
-    finally:
-      inner.invalidate()
+    pairs = batching.eval_jaxpr_batched(closed, trace, in_dims, args)
     res = []
     out_batched[:] = [d is not None or f for (_, d), f in zip(pairs, force)]
     for (v, d), b in zip(pairs, out_batched):

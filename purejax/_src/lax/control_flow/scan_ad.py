@@ -11,7 +11,7 @@ come out as ys.
 from purejax._src import core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import partial_eval as pe
-from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
 from purejax._src.lax.control_flow.scan import _split, _stacked, scan_bind, scan_p
 from purejax._src.pjit import trace_closed
 
@@ -21,7 +21,6 @@ class _Split:
 
   def __init__(self, jaxpr, num_consts, num_carry, in_known, saveable):
     body = jaxpr.jaxpr
-    n_in = len(body.invars)
     carry_known = in_known[num_consts:num_consts + num_carry]
     while True:   # fixed point: a carry is known if its init and its update are
       ins = in_known[:num_consts] + carry_known + in_known[num_consts + num_carry:]
@@ -153,7 +152,6 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
   linear = Jaxpr(res_vars, lin_vars, body.outvars, body.eqns)
   n_res_c = num_consts - sum(c_lin)
   n_lin_c = sum(c_lin)
-  n_res_x = len(xs) - sum(x_lin)
   out_avals = jaxpr.out_avals
   ct_avals = [ad.tangent_aval(v.aval) for v in lin_vars]
 
