@@ -35,6 +35,7 @@ from purejax import numpy
 from purejax import tree
 from purejax import tree_util
 from purejax import ops
+from purejax import random
 from purejax import ad_checkpoint
 from purejax import custom_derivatives
 from purejax import test_util

@@ -1,0 +1,240 @@
+"""Samplers built by transforming uniform or normal samples (JAX's formulas,
+so the same key gives the same values)."""
+import numpy as np
+
+from purejax._src import dtypes
+from purejax._src.lax.utils import canonicalize_shape
+from purejax._src.random import keys as keys_lib
+from purejax._src.random.basic import (
+    _normal, _split_typed, _uniform, bernoulli, broadcast_shapes_or, float_dtype)
+from purejax._src.random.special import erf, erf_inv
+
+
+def _lax():
+  from purejax import lax
+  return lax
+
+
+def _jnp():
+  from purejax import numpy as jnp
+  return jnp
+
+
+def _simple(name, key, shape, dtype):
+  """(typed key, shape, dtype) of a parameterless float sampler."""
+  typed, _ = keys_lib.check_prng_key(name, key)
+  dtype = float_dtype(name, dtype)
+  return typed, canonicalize_shape(shape), dtype
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
+  """Normal samples conditioned on lower < x < upper (inverse-CDF method)."""
+  lax, jnp = _lax(), _jnp()
+  if shape is not None:
+    shape = canonicalize_shape(shape)
+  typed, _ = keys_lib.check_prng_key("truncated_normal", key)
+  dtype = float_dtype("truncated_normal", dtype)
+  shape = broadcast_shapes_or("truncated_normal", shape, lower, upper)
+  sqrt2 = np.array(np.sqrt(2), dtype)
+  lower = lax.convert_element_type(lower, dtype)
+  upper = lax.convert_element_type(upper, dtype)
+  a, b = erf(lax.div(lower, sqrt2)), erf(lax.div(upper, sqrt2))
+  u = _uniform(typed, shape, dtype, a, b)
+  out = lax.mul(sqrt2, erf_inv(u))
+  # Keep rounding from landing exactly on (or past) the bounds.
+  lo = lax.nextafter(lax.stop_gradient(lower), np.array(np.inf, dtype))
+  hi = lax.nextafter(lax.stop_gradient(upper), np.array(-np.inf, dtype))
+  return jnp.clip(out, lo, hi)
+
+
+def exponential(key, shape=(), dtype=None, *, out_sharding=None):
+  """Exponential(1): -log(1 - u)."""
+  lax = _lax()
+  typed, shape, dtype = _simple("exponential", key, shape, dtype)
+  u = _uniform(typed, shape, dtype, 0., 1.)
+  return lax.neg(lax.log1p(lax.neg(u)))
+
+
+def laplace(key, shape=(), dtype=None, *, out_sharding=None):
+  """Laplace(0, 1): sign(u) log(1 - |u|) for u uniform on (-1, 1)."""
+  lax = _lax()
+  typed, shape, dtype = _simple("laplace", key, shape, dtype)
+  u = _uniform(typed, shape, dtype, -1. + dtypes.finfo(dtype).epsneg, 1.)
+  return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def logistic(key, shape=(), dtype=None, *, out_sharding=None):
+  """Logistic(0, 1): log(u) - log(1 - u)."""
+  lax = _lax()
+  typed, shape, dtype = _simple("logistic", key, shape, dtype)
+  x = _uniform(typed, shape, dtype, dtypes.finfo(dtype).tiny, 1.)
+  return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
+
+
+def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
+  """Standard Cauchy: tan(pi (u - 1/2))."""
+  lax = _lax()
+  typed, shape, dtype = _simple("cauchy", key, shape, dtype)
+  u = _uniform(typed, shape, dtype, dtypes.finfo(dtype).eps, 1.)
+  return lax.tan(lax.mul(np.array(np.pi, dtype), lax.sub(u, np.array(0.5, dtype))))
+
+
+def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
+  """Standard Gumbel: -log(-log(u)); mode 'high' spends two uniforms per
+  sample for resolution near u = 0."""
+  typed, shape, dtype = _simple("gumbel", key, shape, dtype)
+  if mode is None:
+    mode = "low"
+  if mode not in ("highest", "high", "low"):
+    raise ValueError("Must provide valid mode for gumbel got: %s" % mode)
+  return _gumbel(typed, shape, dtype, mode)
+
+
+def _gumbel(typed, shape, dtype, mode):
+  jnp = _jnp()
+  info = dtypes.finfo(dtype)
+  if mode == "highest" and dtype == np.float32:
+    raise NotImplementedError("gumbel(mode='highest') for float32 needs lax.clz, "
+                              "which purejax does not have yet")
+  if mode in ("high", "highest"):
+    u = _uniform(typed, (2,) + tuple(shape), dtype, 0., 1.)
+    high, low = u[0], u[1]
+    x = jnp.where(high >= 0.5, high, high + 2 ** -info.nmant * low + info.tiny)
+    return -jnp.log(-jnp.log1p(-x))
+  return -jnp.log(-jnp.log(_uniform(typed, shape, dtype, info.tiny, 1.)))
+
+
+def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
+  """-1 or +1 with equal probability (an integer dtype by default)."""
+  typed, _ = keys_lib.check_prng_key("rademacher", key)
+  dtype = np.dtype(dtypes.canonicalize_user_dtype(int if dtype is None else dtype))
+  shape = canonicalize_shape(shape)
+  b = bernoulli(typed, 0.5, shape).astype(dtype)
+  return (2 * b - 1).astype(dtype)
+
+
+def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
+  """Maxwell: the length of a standard normal 3-vector."""
+  jnp = _jnp()
+  typed, shape, dtype = _simple("maxwell", key, shape, dtype)
+  x = _normal(typed, tuple(shape) + (3,), dtype)
+  return jnp.sqrt(jnp.sum(x * x, axis=-1))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+  """A Maxwell sample with a random sign, scaled and shifted."""
+  typed, shape, dtype = _simple("double_sided_maxwell", key, shape, dtype)
+  params_shape = tuple(np.broadcast_shapes(np.shape(loc), np.shape(scale)))
+  if not shape:
+    shape = params_shape
+  shape = tuple(shape) + params_shape
+  k_maxwell, k_sign = _split_typed(typed)
+  magnitude = maxwell(k_maxwell, shape, dtype)
+  sign = rademacher(k_sign, shape, dtype)
+  return sign * magnitude * scale + loc
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+  """Weibull: scale * (-log(1 - u)) ** (1 / concentration)."""
+  jnp = _jnp()
+  typed, shape, dtype = _simple("weibull_min", key, shape, dtype)
+  u = _uniform(typed, shape, dtype, 0, 1)
+  return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
+
+
+def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
+  """Pareto(b) on [1, inf): exp(e / b) for e ~ Exponential(1)."""
+  lax = _lax()
+  typed, _ = keys_lib.check_prng_key("pareto", key)
+  dtype = float_dtype("pareto", dtype)
+  shape = broadcast_shapes_or("pareto", shape, b)
+  b = lax.convert_element_type(b, dtype)
+  e = exponential(typed, shape, dtype)
+  return lax.exp(lax.div(e, b))
+
+
+def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=None):
+  """exp(sigma * z) for z standard normal."""
+  lax = _lax()
+  typed, _ = keys_lib.check_prng_key("lognormal", key)
+  dtype = float_dtype("lognormal", dtype, np.inexact, "a float or complex")
+  shape = broadcast_shapes_or("lognormal", shape, sigma)
+  sigma = lax.convert_element_type(sigma, dtype)
+  return lax.exp(lax.mul(_normal(typed, shape, dtype), sigma))
+
+
+def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
+  """Rayleigh(scale): scale * sqrt(-2 log u)."""
+  lax, jnp = _lax(), _jnp()
+  typed, _ = keys_lib.check_prng_key("rayleigh", key)
+  dtype = float_dtype("rayleigh", dtype)
+  shape = broadcast_shapes_or("rayleigh", shape, scale)
+  u = _uniform(typed, shape, dtype, 0., 1.)
+  scale = jnp.broadcast_to(jnp.asarray(scale).astype(dtype), shape)
+  return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), np.array(-2, dtype))))
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
+  """Triangular on [left, right] with peak at ``mode`` (inverse CDF)."""
+  lax, jnp = _lax(), _jnp()
+  typed, _ = keys_lib.check_prng_key("triangular", key)
+  dtype = float_dtype("triangular", dtype)
+  shape = broadcast_shapes_or("triangular", shape, left, mode, right)
+  left, mode, right = (jnp.broadcast_to(lax.convert_element_type(v, dtype), shape)
+                       for v in (left, mode, right))
+  fc = (mode - left) / (right - left)
+  u = _uniform(typed, shape, dtype, 0., 1.)
+  out1 = left + lax.sqrt(u * (right - left) * (mode - left))
+  out2 = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
+  return lax.select(u < fc, out1, out2)
+
+
+def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
+  """Number of Bernoulli(p) trials up to the first success (>= 1)."""
+  lax, jnp = _lax(), _jnp()
+  typed, _ = keys_lib.check_prng_key("geometric", key)
+  dtype = np.dtype(dtypes.canonicalize_user_dtype(int if dtype is None else dtype))
+  if not dtypes.issubdtype(dtype, np.integer):
+    raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
+  shape = broadcast_shapes_or("geometric", shape, p)
+  p = jnp.asarray(p)
+  if not dtypes.issubdtype(p.dtype, np.inexact):
+    p = p.astype(dtypes.default_float_dtype())
+  u = _uniform(typed, shape, p.dtype, 0., 1.)
+  u = jnp.where(u == 0, 1, u)
+  log_q = jnp.broadcast_to(lax.log1p(-p), shape)
+  return (lax.floor(lax.div(lax.log(u), log_q)) + 1).astype(dtype)
+
+
+def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
+  """Uniform samples from the unit p-norm ball in ``d`` dimensions."""
+  jnp = _jnp()
+  typed, shape, dtype = _simple("ball", key, shape, dtype)
+  try:   # the gamma family's module (imported late: it imports this package)
+    from purejax._src.random.gamma_derived import generalized_normal
+  except ImportError as e:
+    raise NotImplementedError("jax.random.ball needs generalized_normal "
+                              "(the gamma family), which is not available") from e
+  d = int(d)
+  k1, k2 = _split_typed(typed)
+  g = generalized_normal(k1, p, tuple(shape) + (d,), dtype)
+  e = exponential(k2, shape, dtype)
+  return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
+  """Haar-random orthogonal matrices: needs a QR decomposition."""
+  keys_lib.check_prng_key("orthogonal", key)
+  raise NotImplementedError("jax.random.orthogonal needs jnp.linalg.qr, which "
+                            "purejax does not have yet")
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky", *,
+                        out_sharding=None):
+  """Multivariate normal: needs a matrix factorization of ``cov``."""
+  keys_lib.check_prng_key("multivariate_normal", key)
+  if method not in {"svd", "eigh", "cholesky"}:
+    raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+  raise NotImplementedError(
+      f"jax.random.multivariate_normal(method={method!r}) needs "
+      f"jnp.linalg.{method}, which purejax does not have yet")
