@@ -38,3 +38,4 @@ from purejax._src.lax.parallel import (
 from purejax._src.lax.control_flow.scan import associative_scan, map, scan, scan_p
 from purejax._src.lax.control_flow.loops import fori_loop, while_loop, while_p
 from purejax._src.lax.control_flow.cond import cond, cond_p, switch
+from purejax.lax import linalg

@@ -1,12 +1,15 @@
 """Samplers built by transforming uniform or normal samples (JAX's formulas,
 so the same key gives the same values)."""
+import operator
+
 import numpy as np
 
 from purejax._src import dtypes
 from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
 from purejax._src.random.basic import (
-    _normal, _split_typed, _uniform, bernoulli, broadcast_shapes_or, float_dtype)
+    _normal, _split_typed, _uniform, bernoulli, broadcast_shapes_or, check_shape,
+    float_dtype)
 from purejax._src.random.special import erf, erf_inv
 
 
@@ -223,18 +226,71 @@ def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
 
 
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
-  """Haar-random orthogonal matrices: needs a QR decomposition."""
-  keys_lib.check_prng_key("orthogonal", key)
-  raise NotImplementedError("jax.random.orthogonal needs jnp.linalg.qr, which "
-                            "purejax does not have yet")
+  """Haar-random orthogonal (n, m) matrices: QR of a normal matrix, with the
+  columns' signs fixed by diag(R) (Mezzadri 2007)."""
+  from purejax._src.lax import linalg
+  jnp = _jnp()
+  typed, _ = keys_lib.check_prng_key("orthogonal", key)
+  dtype = float_dtype("orthogonal", dtype, np.inexact, "a float or complex")
+  shape = canonicalize_shape(shape)
+  n = _concrete_index(n)
+  m = n if m is None else _concrete_index(m)
+  z = _normal(typed, (*shape, max(n, m), min(n, m)), dtype)
+  q, r = linalg.qr(z, full_matrices=False)
+  d = _diag(r)
+  x = q * jnp.expand_dims(jnp.sign(d), -2)
+  return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
+def _concrete_index(n):
+  # tracers refuse __index__ with JAX's concretization error
+  return operator.index(n)
+
+
+def _diag(x):
+  """The diagonal of the last two axes (a product with the identity's mask)."""
+  jnp = _jnp()
+  k = min(np.shape(x)[-2:])
+  x = x[..., :k, :k]
+  return jnp.sum(x * np.eye(k, dtype=bool), axis=-1)
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky", *,
                         out_sharding=None):
-  """Multivariate normal: needs a matrix factorization of ``cov``."""
-  keys_lib.check_prng_key("multivariate_normal", key)
+  """mean + factor @ z, with cov = factor factor^T from cholesky, eigh or svd."""
+  from purejax._src.lax import linalg
+  from purejax._src.numpy.util import promote_dtypes_inexact
+  jnp = _jnp()
+  typed, _ = keys_lib.check_prng_key("multivariate_normal", key)
+  mean, cov = promote_dtypes_inexact(mean, cov)
   if method not in {"svd", "eigh", "cholesky"}:
     raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
-  raise NotImplementedError(
-      f"jax.random.multivariate_normal(method={method!r}) needs "
-      f"jnp.linalg.{method}, which purejax does not have yet")
+  dtype = mean.dtype if dtype is None else float_dtype("multivariate_normal", dtype)
+  if not dtypes.issubdtype(dtype, np.floating):
+    raise ValueError(f"dtype argument to `multivariate_normal` must be a float "
+                     f"dtype, got {dtype}")
+  if not np.ndim(mean) >= 1:
+    raise ValueError("multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                     f"{np.ndim(mean)}")
+  if not np.ndim(cov) >= 2:
+    raise ValueError("multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                     f"{np.ndim(cov)}")
+  n = mean.shape[-1]
+  if np.shape(cov)[-2:] != (n, n):
+    raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                     f"but got cov.shape == {np.shape(cov)}.")
+  if shape is None:
+    shape = tuple(np.broadcast_shapes(mean.shape[:-1], cov.shape[:-2]))
+  else:
+    shape = canonicalize_shape(shape)
+    check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
+  if method == "svd":
+    u, s, _ = linalg.svd(cov)
+    factor = u * jnp.sqrt(s[..., None, :])
+  elif method == "eigh":
+    v, w = linalg.eigh(cov)
+    factor = v * jnp.sqrt(w[..., None, :])
+  else:
+    factor = linalg.cholesky(cov)
+  z = _normal(typed, shape + mean.shape[-1:], dtype)
+  return mean + jnp.matmul(factor, z[..., None])[..., 0]
