@@ -213,11 +213,8 @@ def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
   """Uniform samples from the unit p-norm ball in ``d`` dimensions."""
   jnp = _jnp()
   typed, shape, dtype = _simple("ball", key, shape, dtype)
-  try:   # the gamma family's module (imported late: it imports this package)
-    from purejax._src.random.gamma_derived import generalized_normal
-  except ImportError as e:
-    raise NotImplementedError("jax.random.ball needs generalized_normal "
-                              "(the gamma family), which is not available") from e
+  # Imported here: the gamma family's module imports this one.
+  from purejax._src.random.gamma_derived import generalized_normal
   d = int(d)
   k1, k2 = _split_typed(typed)
   g = generalized_normal(k1, p, tuple(shape) + (d,), dtype)
