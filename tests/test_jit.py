@@ -279,6 +279,9 @@ JAXPR_CASES = [
     ("distinct_calls", lambda x: jnp.where(x > 0, x, 0.) + jnp.where(x < 0, x * 2, x),
      lambda: (np.ones(3, np.float32),)),
     ("long_call", lambda x: jnp.mean(x) + jnp.var(x), lambda: (np.ones((2, 2), np.float32),)),
+    ("unused_output", lambda x: (jnp.sin(x), x * 2)[1], lambda: (1.0,)),
+    ("unused_call_output", lambda x: jax.jit(lambda y: (y * 2, y + 1))(x)[0], lambda: (1.0,)),
+    ("grad", lambda x: jax.grad(lambda y: jnp.sin(y) * y)(x), lambda: (1.0,)),
     ("selu", lambda x: 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67),
      lambda: (np.arange(5.0, dtype=np.float32),)),
 ]

@@ -30,9 +30,10 @@ class _Names:
     self.names = {}
     self.count = 0
     self.hoisted = {}   # id(called jaxpr) -> the name it is printed under
+    self.unused = set()  # equation outputs nothing reads: printed as ``_``
 
   def __call__(self, var):
-    if isinstance(var, DropVar):
+    if isinstance(var, DropVar) or var in self.unused:
       return "_"
     name = self.names.get(var)
     if name is None:
@@ -112,12 +113,19 @@ def _eqn_doc(eqn, names):
   return pp.concat([lhs, pp.text(" = "), *rhs])
 
 
+def _unused_outputs(jaxpr):
+  used = {v for e in jaxpr.eqns for v in e.invars if type(v) is not Literal}
+  used.update(v for v in jaxpr.outvars if type(v) is not Literal)
+  return {v for e in jaxpr.eqns for v in e.outvars if v not in used}
+
+
 def _jaxpr_doc(jaxpr, names):
   if isinstance(jaxpr, ClosedJaxpr):
     jaxpr = jaxpr.jaxpr
+  names.unused.update(_unused_outputs(jaxpr))
   constvars = _vars_doc([_typed(v, names) for v in jaxpr.constvars])
   invars = _vars_doc([_typed(v, names) for v in jaxpr.invars])
-  eqns = pp.join(pp.brk(), [_eqn_doc(e, names) for e in jaxpr.eqns])
+  eqns = pp.join(pp.brk("; "), [_eqn_doc(e, names) for e in jaxpr.eqns])
   outs = _vars_doc([_atom(v, names) for v in jaxpr.outvars], separator=",")
   close = ",)" if len(jaxpr.outvars) == 1 else ")"
   body = pp.concat([
