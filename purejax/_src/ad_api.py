@@ -302,6 +302,16 @@ def _jac_structure(argnums, out_tree, in_tree, blocks):
   return tree_util.tree_unflatten(out_tree, per_out)
 
 
+def _jac_inputs(name, fun, args, kwargs, argnums, holomorphic, allow_int):
+  """The differentiated arguments of a Jacobian call, checked and flattened."""
+  nums = _check_argnums(argnums, len(args))
+  partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
+  in_leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
+  for x in in_leaves:
+    _check_jac_input(x, name, holomorphic, allow_int)
+  return partial_fun, diff_args, in_leaves, in_tree
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   """The Jacobian of ``fun`` by forward mode: a JVP vmapped over the
   standard basis of the inputs."""
@@ -309,11 +319,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
-    nums = _check_argnums(argnums, len(args))
-    partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
-    in_leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
-    for x in in_leaves:
-      _check_jac_input(x, "jacfwd", holomorphic, False)
+    partial_fun, diff_args, in_leaves, in_tree = _jac_inputs(
+        "jacfwd", fun, args, kwargs, argnums, holomorphic, False)
     in_avals = [core.get_aval(x) for x in in_leaves]
 
     def pushfwd(*basis):
@@ -339,11 +346,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
-    nums = _check_argnums(argnums, len(args))
-    partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
-    in_leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
-    for x in in_leaves:
-      _check_jac_input(x, "jacrev", holomorphic, allow_int)
+    partial_fun, diff_args, in_leaves, in_tree = _jac_inputs(
+        "jacrev", fun, args, kwargs, argnums, holomorphic, allow_int)
     res = vjp(partial_fun, *diff_args, has_aux=has_aux)
     out, f_vjp = res[0], res[1]
     out_leaves, out_tree = tree_util.tree_flatten(out)

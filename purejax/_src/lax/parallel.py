@@ -78,6 +78,21 @@ def _unbound_impl(name):
   impl.__name__ = f"_{name}_impl"
   return impl
 
+def _collective(name, abstract_eval, batch, axis_names, transpose=None):
+  """A collective primitive: it has no meaning outside a mapped axis (its
+  impl raises), batches over the named axis (the rule needs the trace) and,
+  if ``transpose`` is given, is linear."""
+  prim = core.Primitive(name)
+  prim.impl = _unbound_impl(name)
+  prim.abstract_eval = abstract_eval
+  batch.needs_trace = True
+  prim.batch = batch
+  prim.axis_names = axis_names
+  if transpose is not None:
+    ad.deflinear(prim, transpose)
+  return prim
+
+
 
 def _canonical_groups(axis_index_groups, names=None):
   """JAX's checks on ``axis_index_groups``; they are accepted here, and
@@ -314,8 +329,6 @@ def _all_gather_batch(trace, vals, dims, *, all_gather_dimension, axis_name,
   return (_fold(y, dim) if tiled else y), not_mapped
 
 
-_all_gather_batch.needs_trace = True
-
 
 def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name,
                           axis_index_groups, axis_size, tiled):
@@ -324,12 +337,8 @@ def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name,
                                 axis_size=axis_size, tiled=tiled)]
 
 
-all_gather_p = core.Primitive("all_gather")
-all_gather_p.impl = _unbound_impl("all_gather")
-all_gather_p.abstract_eval = _all_gather_abstract_eval
-all_gather_p.batch = _all_gather_batch
-all_gather_p.axis_names = lambda params: params["axis_name"]
-ad.deflinear(all_gather_p, _all_gather_transpose)
+all_gather_p = _collective("all_gather", _all_gather_abstract_eval, _all_gather_batch, lambda params: params["axis_name"],
+                        transpose=_all_gather_transpose)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
@@ -394,8 +403,6 @@ def _reduce_scatter_batch(trace, vals, dims, *, scatter_dimension, axis_name,
   return (_split(y, dim, trace.axis_size) if tiled else y), dim
 
 
-_reduce_scatter_batch.needs_trace = True
-
 
 def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name,
                               axis_index_groups, axis_size, tiled):
@@ -404,12 +411,8 @@ def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name,
                             axis_size=axis_size, tiled=tiled)]
 
 
-reduce_scatter_p = core.Primitive("reduce_scatter")
-reduce_scatter_p.impl = _unbound_impl("reduce_scatter")
-reduce_scatter_p.abstract_eval = _reduce_scatter_abstract_eval
-reduce_scatter_p.batch = _reduce_scatter_batch
-reduce_scatter_p.axis_names = lambda params: params["axis_name"]
-ad.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
+reduce_scatter_p = _collective("reduce_scatter", _reduce_scatter_abstract_eval, _reduce_scatter_batch, lambda params: params["axis_name"],
+                        transpose=_reduce_scatter_transpose)
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
@@ -446,13 +449,7 @@ def _axis_index_batch(trace, vals, dims, *, axis_name):
   return iota(np.int32, trace.axis_size), 0
 
 
-_axis_index_batch.needs_trace = True
-
-axis_index_p = core.Primitive("axis_index")
-axis_index_p.impl = _unbound_impl("axis_index")
-axis_index_p.abstract_eval = _axis_index_abstract_eval
-axis_index_p.batch = _axis_index_batch
-axis_index_p.axis_names = lambda params: (params["axis_name"],)
+axis_index_p = _collective("axis_index", _axis_index_abstract_eval, _axis_index_batch, lambda params: (params["axis_name"],))
 # No operands, so nothing to differentiate.
 
 
@@ -507,8 +504,6 @@ def _ppermute_batch(trace, vals, dims, *, axis_name, perm):
   return _permute_axis(x, d, perm, trace.axis_size), d
 
 
-_ppermute_batch.needs_trace = True
-
 
 def _check_perm(perm, size):
   srcs, dsts = [p[0] for p in perm], [p[1] for p in perm]
@@ -524,12 +519,8 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
                           perm=tuple((dst, src) for src, dst in perm))]
 
 
-ppermute_p = core.Primitive("ppermute")
-ppermute_p.impl = _unbound_impl("ppermute")
-ppermute_p.abstract_eval = _ppermute_abstract_eval
-ppermute_p.batch = _ppermute_batch
-ppermute_p.axis_names = lambda params: params["axis_name"]
-ad.deflinear(ppermute_p, _ppermute_transpose)
+ppermute_p = _collective("ppermute", _ppermute_abstract_eval, _ppermute_batch, lambda params: params["axis_name"],
+                        transpose=_ppermute_transpose)
 
 
 def ppermute(x, axis_name, perm):
@@ -587,8 +578,6 @@ def _all_to_all_batch(trace, vals, dims, *, axis_name, split_axis, concat_axis,
   return _fold(x, 1 + concat_axis), 0
 
 
-_all_to_all_batch.needs_trace = True
-
 
 def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis,
                           axis_index_groups, tiled):
@@ -597,12 +586,8 @@ def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis,
                             tiled=tiled)]
 
 
-all_to_all_p = core.Primitive("all_to_all")
-all_to_all_p.impl = _unbound_impl("all_to_all")
-all_to_all_p.abstract_eval = _all_to_all_abstract_eval
-all_to_all_p.batch = _all_to_all_batch
-all_to_all_p.axis_names = lambda params: _as_names(params["axis_name"])
-ad.deflinear(all_to_all_p, _all_to_all_transpose)
+all_to_all_p = _collective("all_to_all", _all_to_all_abstract_eval, _all_to_all_batch, lambda params: _as_names(params["axis_name"]),
+                        transpose=_all_to_all_transpose)
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
