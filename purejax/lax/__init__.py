@@ -1,19 +1,19 @@
 """purejax.lax: the primitive operations, with strict dtypes and shapes."""
 from purejax._src.lax.api_elementwise import (
     RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz, complex,
     conj, cos, cosh, div, eq, exp, exp2, expm1, floor, ge, gt, imag, integer_pow,
     is_finite, le, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
-    pow, real, reciprocal, rem, round, rsqrt, select, select_n, shift_left,
+    population_count, pow, real, reciprocal, rem, round, rsqrt, select, select_n, shift_left,
     shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square,
     sub, tan, tanh)
 from purejax._src.lax.convert import convert_element_type, convert_element_type_p
 from purejax._src.lax.elementwise import (
     abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
-    cbrt_p, ceil_p, clamp_p, complex_p, conj_p, cos_p, cosh_p, div_p, eq_p, exp2_p,
+    cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p, cos_p, cosh_p, div_p, eq_p, exp2_p,
     exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p, is_finite_p, le_p,
     log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p, nextafter_p,
-    not_p, or_p, pow_p, real_p, rem_p, round_p, rsqrt_p, select_n_p, shift_left_p,
+    not_p, or_p, population_count_p, pow_p, real_p, rem_p, round_p, rsqrt_p, select_n_p, shift_left_p,
     shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p,
     square_p, sub_p, tan_p, tanh_p, xor_p)
 from purejax._src.lax.structural import (
@@ -39,3 +39,9 @@ from purejax._src.lax.control_flow.scan import associative_scan, map, scan, scan
 from purejax._src.lax.control_flow.loops import fori_loop, while_loop, while_p
 from purejax._src.lax.control_flow.cond import cond, cond_p, switch
 from purejax.lax import linalg
+# [gather/scatter]
+# [end gather/scatter]
+# [sort]
+# [end sort]
+# [cumulative]
+# [end cumulative]

@@ -35,6 +35,16 @@ from purejax._src.numpy.products import dot, inner, matmul, outer, tensordot, vd
 from purejax._src.numpy.predicates import (
     allclose, alltrue, array_equal, can_cast, isclose, isscalar, sometrue)
 
+# Names added by area (each area edits only its own block).
+# [indexing area]
+# [end indexing area]
+# [sorting area]
+# [end sorting area]
+# [reductions/ufuncs area]
+# [end reductions/ufuncs area]
+# [manipulation area]
+# [end manipulation area]
+
 # Dtype utilities, as in JAX: promotion follows JAX's lattice.
 from purejax._src.dtypes import (
     finfo, iinfo, isdtype, issubdtype, promote_types, result_type)

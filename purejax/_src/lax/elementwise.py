@@ -145,6 +145,38 @@ ad.defjvp(square_p, lambda g, x: _mul(g, _mul(const(x, 2), x)))
 not_p = unary("not", int_dtypes + bool_dtypes, np.invert)
 ad.defjvp_zero(not_p)
 
+
+def _bit_width(x):
+  return np.dtype(x.dtype).itemsize * 8
+
+
+def _population_count_impl(x):
+  # Count set bits byte by byte on the unsigned view (works for every width).
+  x = np.asarray(x)
+  as_bytes = x.view(np.uint8).reshape(x.shape + (x.dtype.itemsize,))
+  counts = np.unpackbits(as_bytes, axis=-1).sum(axis=-1)
+  return counts.astype(x.dtype)
+
+
+def _clz_impl(x):
+  # Leading zeros = width - bit length of the unsigned value.
+  x = np.asarray(x)
+  width = _bit_width(x)
+  u = x.view(np.dtype(f"uint{width}")).astype(np.uint64)
+  length = np.zeros(x.shape, np.int64)
+  for shift in (32, 16, 8, 4, 2, 1):
+    big = u >= (np.uint64(1) << np.uint64(shift))
+    length = np.where(big, length + shift, length)
+    u = np.where(big, u >> np.uint64(shift), u)
+  length = length + (u > 0)
+  return (width - length).astype(x.dtype)
+
+
+population_count_p = unary("population_count", int_dtypes, _population_count_impl)
+ad.defjvp_zero(population_count_p)
+clz_p = unary("clz", int_dtypes, _clz_impl)
+ad.defjvp_zero(clz_p)
+
 # The complex parts are linear; their transposes map back into the complex
 # plane (transposes, not adjoints: no conjugation, as in JAX).
 real_p = unary("real", complex_dtypes, np.real, result_dtype=_real_dtype)
