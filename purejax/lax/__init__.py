@@ -45,3 +45,5 @@ from purejax.lax import linalg
 # [end sort]
 # [cumulative]
 # [end cumulative]
+# [conv]
+# [end conv]

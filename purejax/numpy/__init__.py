@@ -44,6 +44,8 @@ from purejax._src.numpy.predicates import (
 # [end reductions/ufuncs area]
 # [manipulation area]
 # [end manipulation area]
+# [signal area]
+# [end signal area]
 
 # Dtype utilities, as in JAX: promotion follows JAX's lattice.
 from purejax._src.dtypes import (
