@@ -140,6 +140,8 @@ config.define("jax_numpy_rank_promotion", "allow", kind=str,
 config.define("jax_numpy_dtype_promotion", "standard", kind=str,
               choices=("standard", "strict"), help="Dtype promotion mode.")
 config.define("jax_default_matmul_precision", None, kind=str, help="Matmul precision.")
+config.define("jax_high_dynamic_range_gumbel", False,
+              help="gumbel draws two samples per value by default.")
 config.define("jax_default_prng_impl", "threefry2x32", kind=str, help="Default PRNG.")
 config.define("jax_platforms", None, kind=str, help="Platforms to use.")
 config.define("jax_platform_name", None, kind=str, help="Platform to use.")

@@ -10,6 +10,8 @@ from purejax._src.random import keys as keys_lib
 from purejax._src.random.basic import (
     _normal, _split_typed, _uniform, bernoulli, broadcast_shapes_or, check_shape,
     float_dtype)
+from purejax._src.random.lax_extras import bitcast_convert_type
+from purejax._src.random.prng import random_bits
 from purejax._src.random.special import erf, erf_inv
 
 
@@ -83,11 +85,14 @@ def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
 
 
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
-  """Standard Gumbel: -log(-log(u)); mode 'high' spends two uniforms per
-  sample for resolution near u = 0."""
+  """Standard Gumbel: -log(-log(u)).  ``mode`` "high" spends two uniforms per
+  sample for resolution near u = 0; "highest" (float32) turns 64 random bits
+  into a float with full precision near both ends.  The default comes from
+  the ``jax_high_dynamic_range_gumbel`` flag ("low" unless it is set)."""
+  from purejax._src.config import config
   typed, shape, dtype = _simple("gumbel", key, shape, dtype)
   if mode is None:
-    mode = "low"
+    mode = "high" if config.jax_high_dynamic_range_gumbel else "low"
   if mode not in ("highest", "high", "low"):
     raise ValueError("Must provide valid mode for gumbel got: %s" % mode)
   return _gumbel(typed, shape, dtype, mode)
@@ -97,14 +102,51 @@ def _gumbel(typed, shape, dtype, mode):
   jnp = _jnp()
   info = dtypes.finfo(dtype)
   if mode == "highest" and dtype == np.float32:
-    raise NotImplementedError("gumbel(mode='highest') for float32 needs lax.clz, "
-                              "which purejax does not have yet")
+    return _gumbel_highest_f32(typed, shape)
   if mode in ("high", "highest"):
     u = _uniform(typed, (2,) + tuple(shape), dtype, 0., 1.)
     high, low = u[0], u[1]
     x = jnp.where(high >= 0.5, high, high + 2 ** -info.nmant * low + info.tiny)
     return -jnp.log(-jnp.log1p(-x))
   return -jnp.log(-jnp.log(_uniform(typed, shape, dtype, info.tiny, 1.)))
+
+
+def _gumbel_highest_f32(typed, shape):
+  """Gumbel from a 64-bit fixed-point uniform u: below one half u itself is
+  converted exactly (log1p(-u)); above, 1 - u is (log(1 - u))."""
+  lax, jnp = _lax(), _jnp()
+  u32 = np.uint32
+  bits = random_bits(typed, 32, (2,) + tuple(shape))
+  # 1 - u in 64-bit two's complement: ~u + 1, carrying into the high word.
+  neg = lax.bitwise_not(bits)
+  carry = lax.convert_element_type(neg[1] == u32(0xFFFFFFFF), u32)
+  neg = jnp.stack([neg[0] + carry, neg[1] + u32(1)])
+  small = bits[0] < u32(1 << 31)
+  x = _fixed64_to_float32(jnp.where(small, bits, neg))
+  return jnp.where(small, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
+
+
+def _fixed64_to_float32(words):
+  """The float32 nearest below the fraction 0.hi lo (two uint32 words),
+  normalised by the leading-zero count so that small values keep all 24
+  significant bits."""
+  lax, jnp = _lax(), _jnp()
+  u32 = np.uint32
+  hi, lo = words[0], words[1]
+  hi_zeros, lo_zeros = lax.clz(hi), lax.clz(lo)
+  hi_empty = hi_zeros == u32(32)
+  # Shift the first set bit to the top of a 32-bit word (shifts >= 32 give 0).
+  top = lax.bitwise_or(
+      lax.shift_left(hi, hi_zeros),
+      jnp.where(hi_empty, lax.shift_left(lo, lo_zeros),
+                lax.shift_right_logical(lo, u32(32) - hi_zeros)))
+  # Drop the leading one (implicit in the float) and keep 23 mantissa bits.
+  mantissa = lax.bitwise_and(lax.shift_right_logical(top, u32(8)), u32((1 << 23) - 1))
+  leading_zeros = jnp.where(hi_empty, u32(32) + lo_zeros, hi_zeros)
+  # value = 1.m * 2**-(zeros + 1): biased exponent 127 - (zeros + 1).
+  exponent = lax.shift_left(u32(126) - leading_zeros, u32(23))
+  exponent = lax.bitwise_and(exponent, u32(0xFF << 23))
+  return bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
 
 
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):

@@ -172,7 +172,26 @@ def _take_batch(axis_size, vals, dims, *, axis):
   if di is batching.not_mapped:
     x = batching.moveaxis(x, dx, 0)
     return take_p.bind(x, idx, axis=axis + 1), 0
-  raise NotImplementedError("take with batched indices")
+  return _take_batched_indices(axis_size, x, dx, idx, di, axis), 0
+
+
+def _take_batched_indices(axis_size, x, dx, idx, di, axis):
+  """Per-example indices: fold the batch into the taken axis, so that
+  example b reads rows b * n + clamp(i) of the merged axis."""
+  from purejax import lax
+  x = batching.bdim_at_front(x, dx, axis_size)
+  idx = batching.moveaxis(idx, di, 0)
+  x = batching.moveaxis(x, axis + 1, 1)          # (B, n, rest...)
+  n, rest = x.shape[1], x.shape[2:]
+  merged = lax.reshape(x, (axis_size * n,) + rest)
+  idx = lax.clamp(np.array(0, idx.dtype), idx, np.array(n - 1, idx.dtype))
+  offsets = lax.broadcasted_iota(idx.dtype, idx.shape, 0) * np.array(n, idx.dtype)
+  out = take_p.bind(merged, idx + offsets, axis=0)  # (B, idx dims..., rest...)
+  # The taken axis sat at ``axis`` in each example: move rest[:axis] back.
+  nidx = idx.ndim - 1
+  perm = ((0,) + tuple(range(1 + nidx, 1 + nidx + axis)) + tuple(range(1, 1 + nidx))
+          + tuple(range(1 + nidx + axis, out.ndim)))
+  return lax.transpose(out, perm)
 
 
 take_p.jvp, take_p.transpose, take_p.batch = _take_jvp, _take_transpose, _take_batch
