@@ -46,4 +46,11 @@ from purejax.lax import linalg
 # [cumulative]
 # [end cumulative]
 # [conv]
+from purejax._src.lax.convolution import (
+    ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers, conv, conv_dimension_numbers,
+    conv_general_dilated, conv_general_dilated_p, conv_general_permutations,
+    conv_general_shape_tuple, conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple,
+    conv_with_general_padding, padtype_to_pads)
+from purejax._src.lax.convolution_local import (
+    conv_general_dilated_local, conv_general_dilated_patches)
 # [end conv]

@@ -45,6 +45,7 @@ from purejax._src.numpy.predicates import (
 # [manipulation area]
 # [end manipulation area]
 # [signal area]
+from purejax._src.numpy.signal import convolve, correlate
 # [end signal area]
 
 # Dtype utilities, as in JAX: promotion follows JAX's lattice.
