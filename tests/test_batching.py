@@ -78,6 +78,18 @@ def _pair_max(a, b):
   return lax.select(take_a, a[0], b[0]), lax.select(take_a, a[1], b[1])
 
 
+_GD = lax.GatherDimensionNumbers((1,), (0,), (0,))
+_SD = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+
+
+def _max_pool(x):
+  return lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID")
+
+
+def _ix(i):
+  return lax.expand_dims(i, (1,))
+
+
 CASES = [
     # elementwise, one operand
     *[_ew1(n, getattr(lax, n)) for n in
@@ -168,6 +180,60 @@ CASES = [
     Case("dot_general_multi", lambda a, b: lax.dot_general(
         a, b, (((0, 2), (2, 0)), ((), ())), preferred_element_type=np.float32),
         ((2, 3, 4), "i"), ((4, 5, 2), "i")),
+    Case("clz", lax.clz, ((2, 3), "i")),
+    Case("population_count", lax.population_count, ((2, 3), "i")),
+    # special functions
+    *[_ew1(n, getattr(lax, n), "pos") for n in
+      ["erf", "erfc", "lgamma", "digamma", "bessel_i0e", "bessel_i1e"]],
+    _ew1("erf_inv", lax.erf_inv, "unit"),
+    Case("igamma", lax.igamma, ((2, 3), "pos"), ((2, 3), "pos")),
+    Case("igammac", lax.igammac, ((2, 3), "pos"), ((2, 3), "pos")),
+    Case("igamma_grad_a", lax.igamma_grad_a, ((2, 3), "pos"), ((2, 3), "pos")),
+    Case("betainc", lambda a, b, x: lax.betainc(a, b, lax.abs(x) / 2),
+         ((2, 3), "pos"), ((2, 3), "pos"), ((2, 3), "unit")),
+    Case("polygamma", lambda m, x: lax.polygamma(lax.round(m), x),
+         ((2, 3), "pos"), ((2, 3), "pos")),
+    Case("zeta", lambda x, q: lax.zeta(x + 1, q), ((2, 3), "pos"), ((2, 3), "pos")),
+    _ew1("reduce_precision", lambda x: lax.reduce_precision(x, 5, 10)),
+    _ew1("bitcast_convert_type", lambda x: lax.bitcast_convert_type(x, np.int32)),
+    _ew1("bitcast_narrower", lambda x: lax.bitcast_convert_type(x, np.uint16)),
+    # cumulative reductions and windows
+    *[Case(n, lambda x, f=getattr(lax, n): f(x, axis=1), ((2, 3, 4), "f"))
+      for n in ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]],
+    Case("cumsum_reverse", lambda x: lax.cumsum(x, axis=0, reverse=True), ((3, 2), "f")),
+    Case("reduce_window_sum", lambda x: lax.reduce_window(x, 0., lax.add, (2, 2), (1, 2),
+                                                          "SAME"), ((4, 5), "f")),
+    Case("reduce_window_max", lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1),
+                                                          "VALID"), ((4, 5), "f")),
+    Case("reduce_window_min", lambda x: lax.reduce_window(x, np.inf, lax.min, (1, 3), (1, 2),
+                                                          "SAME"), ((2, 5), "f")),
+    Case("reduce_window_generic", lambda x: lax.reduce_window(x, 1., lax.mul, (1, 2), (1, 1),
+                                                              "VALID"), ((2, 5), "pos")),
+    Case("max_pool_jvp", lambda x, t: jax.jvp(_max_pool, (x,), (t,))[1],
+         ((4, 5), "f"), ((4, 5), "f")),
+    Case("max_pool_grad", jax.grad(lambda x: _max_pool(x).sum()), ((4, 5), "f")),
+    Case("fft", lambda x: lax.fft(x, "FFT", (3,)), ((2, 3), "c")),
+    Case("irfft", lambda x: lax.fft(x, "IRFFT", (4,)), ((2, 3), "c")),
+    # gather / scatter: indices from -2 to 6 exercise clamping and dropping
+    Case("gather", lambda x, i: lax.gather(x, _ix(i), _GD, (1, 3), mode="fill",
+                                           fill_value=0.0), ((4, 3), "f"), ((2,), "small")),
+    Case("gather_clip", lambda x, i: lax.gather(x, _ix(i), _GD, (1, 3), mode="clip"),
+         ((4, 3), "f"), ((2,), "small")),
+    Case("scatter", lambda x, i, u: lax.scatter(x, _ix(i), u, _SD),
+         ((4, 3), "f"), ((2,), "small"), ((2, 3), "f")),
+    *[Case(n, lambda x, i, u, f=getattr(lax, n): f(x, _ix(i), u, _SD, mode="clip"),
+           ((4, 3), "f"), ((2,), "small"), ((2, 3), "f"))
+      for n in ["scatter_add", "scatter_sub", "scatter_min", "scatter_max"]],
+    Case("scatter_mul", lambda x, i, u: lax.scatter_mul(x, _ix(i), u, _SD, unique_indices=True),
+         ((4, 3), "f"), ((1,), "small"), ((1, 3), "f")),
+    # sorting
+    Case("sort", lambda x: lax.sort(x, dimension=0), ((3, 4), "f")),
+    Case("sort_multi", lambda x, y: lax.sort((x, y), dimension=1, num_keys=1)[1],
+         ((3, 4), "f"), ((3, 4), "f")),
+    Case("top_k", lambda x: lax.top_k(x, 2)[0], ((3, 4), "f")),
+    # convolution
+    Case("conv", lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME"),
+         ((2, 3, 5), "f"), ((4, 3, 2), "f")),
     # calls
     Case("jit", jax.jit(lambda x, y: jnp.sin(x) @ y), ((2, 3), "f"), ((3,), "f")),
     Case("checkpoint", jax.checkpoint(lambda x: jnp.sin(x).sum(0)), ((2, 3), "f")),
@@ -255,9 +321,14 @@ def test_nested_vmap_matches_loop(case):
   _assert_same(got, (want, core.get_aval(outs[0][0]).weak_type), case.tol)
 
 
+# Not differentiable in their first argument (as in JAX).
+_NO_GRAD = {"nextafter", "igamma_grad_a", "betainc", "polygamma", "zeta",
+            "reduce_window_generic"}
+
+
 def _differentiable(case):
   """Cases with a float first argument and an inexact result."""
-  if case.args[0][1] not in ("f", "pos", "unit", "gt1", "c") or case.name == "nextafter":
+  if case.args[0][1] not in ("f", "pos", "unit", "gt1", "c") or case.name in _NO_GRAD:
     return False
   examples = [ex[0] for ex in case.examples(np.random.RandomState(0), 1)]
   return np.issubdtype(core.get_aval(case.fun(*examples)).dtype, np.inexact)

@@ -97,14 +97,15 @@ def test_vmap_of_grad_cholesky():
   np.testing.assert_allclose(np.asarray(out)[0], np.asarray(g(SPD)), rtol=1e-5)
 
 
-def test_svd_has_no_derivative_yet():
-  with pytest.raises(NotImplementedError, match="Differentiation rule for 'svd'"):
-    purejax.grad(lambda x: linalg.svd(x)[1].sum())(SQ)
+def test_svd_singular_values_are_differentiable():
+  check_grads(lambda x: linalg.svd(x, compute_uv=False), (SQ,), 1, atol=1e-2, rtol=1e-2)
 
 
-def test_qr_of_wide_matrix_is_not_differentiable():
-  with pytest.raises(NotImplementedError, match="QR decomposition derivative"):
-    purejax.jacfwd(lambda x: linalg.qr(x, full_matrices=False)[1])(A.T)
+def test_qr_of_wide_matrix_matches_jax_derivative():
+  jax = pytest.importorskip("jax")
+  ours = purejax.jacfwd(lambda x: linalg.qr(x, full_matrices=False)[1])(A.T)
+  theirs = jax.jacfwd(lambda x: jax.lax.linalg.qr(x, full_matrices=False)[1])(A.T)
+  np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-4)
 
 
 # -- random samplers ------------------------------------------------------------

@@ -320,8 +320,8 @@ def test_where_three_args_and_errors():
   assert out.weak_type and float(out) == 1.0
   with pytest.raises(TypeError, match="at position 2"):
     jnp.where(x > 1, x)
-  with pytest.raises(NotImplementedError, match="three-argument form"):
-    jnp.where(x > 1)
+  with pytest.raises(ValueError, match="three-term where"):
+    jnp.where(x > 1, x, 0, size=2)
 
 
 @pytest.mark.oracle

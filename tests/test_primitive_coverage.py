@@ -7,7 +7,8 @@ from purejax._src.pjit import pjit_p
 
 
 def all_primitives():
-  prims = {p for p in vars(lax).values() if isinstance(p, core.Primitive)}
+  prims = {p for module in (lax, lax.linalg) for p in vars(module).values()
+           if isinstance(p, core.Primitive)}
   prims.add(pjit_p)
   return sorted(prims, key=lambda p: p.name)
 

@@ -40,10 +40,20 @@ from purejax._src.lax.control_flow.loops import fori_loop, while_loop, while_p
 from purejax._src.lax.control_flow.cond import cond, cond_p, switch
 from purejax.lax import linalg
 # [gather/scatter]
+from purejax._src.lax.gather import (
+    GatherDimensionNumbers, GatherScatterMode, gather, gather_p, index_take)
+from purejax._src.lax.scatter import (
+    ScatterDimensionNumbers, scatter, scatter_add, scatter_add_p, scatter_apply, scatter_max,
+    scatter_max_p, scatter_min, scatter_min_p, scatter_mul, scatter_mul_p, scatter_p,
+    scatter_sub, scatter_sub_p)
 # [end gather/scatter]
 # [sort]
+from purejax._src.lax.sort import sort, sort_key_val, sort_p, top_k, top_k_p
 # [end sort]
 # [cumulative]
+from purejax._src.lax.cumulative import (
+    cumlogsumexp, cumlogsumexp_p, cummax, cummax_p, cummin, cummin_p, cumprod, cumprod_p,
+    cumsum, cumsum_p)
 # [end cumulative]
 # [conv]
 from purejax._src.lax.convolution import (
@@ -54,3 +64,19 @@ from purejax._src.lax.convolution import (
 from purejax._src.lax.convolution_local import (
     conv_general_dilated_local, conv_general_dilated_patches)
 # [end conv]
+# [windowed/special]
+from purejax._src.lax.windowed import (
+    reduce_window, reduce_window_max_p, reduce_window_min_p, reduce_window_p,
+    reduce_window_shape_tuple, reduce_window_sum_p, select_and_gather_add_p,
+    select_and_scatter_add_p)
+from purejax._src.lax.special import (
+    bessel_i0e, bessel_i0e_p, bessel_i1e, bessel_i1e_p, betainc, digamma, digamma_p, erf,
+    erf_inv, erf_inv_p, erf_p, erfc, erfc_p, igamma, igamma_grad_a, igamma_grad_a_p,
+    igamma_p, igammac, igammac_p, lgamma, lgamma_p, polygamma, polygamma_p,
+    random_gamma_grad, regularized_incomplete_beta_p, zeta, zeta_p)
+from purejax._src.lax.convert import (
+    bitcast_convert_type, bitcast_convert_type_p, reduce_precision, reduce_precision_p)
+# [end windowed/special]
+# [fft]
+from purejax._src.lax.fft import FftType, fft, fft_p
+# [end fft]

@@ -1,5 +1,13 @@
-"""purejax.lax.linalg: matrix decompositions."""
+"""purejax.lax.linalg: matrix decompositions and linear solves."""
 from purejax._src.lax.linalg import (
-    cholesky, cholesky_p, eigh, eigh_p, qr, qr_p, svd, svd_p)
+    EigImplementation, EighImplementation, SvdAlgorithm, cholesky, cholesky_p, eig,
+    eig_p, eigh, eigh_p, householder_product, householder_product_p, lu, lu_p,
+    lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr, qr_p, svd, svd_p,
+    triangular_solve, triangular_solve_p, tridiagonal_solve, tridiagonal_solve_p)
 
-__all__ = ["cholesky", "cholesky_p", "eigh", "eigh_p", "qr", "qr_p", "svd", "svd_p"]
+__all__ = [
+    "EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p",
+    "eig", "eig_p", "eigh", "eigh_p", "householder_product", "householder_product_p",
+    "lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p",
+    "svd", "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
+    "tridiagonal_solve_p"]

@@ -3,6 +3,8 @@
 Float to integer conversion saturates (NaN becomes 0), unlike NumPy's
 wrap-around: ``jnp.arange(254., 258.).astype('uint8') == [254, 255, 255, 255]``.
 """
+import operator
+
 import numpy as np
 
 from purejax._src import core
@@ -103,3 +105,122 @@ def convert_element_type(operand, new_dtype, weak_type=False):
       return operand
   return wrap_numpy(_convert_impl(value, new_dtype=new_dtype, weak_type=weak_type),
                     core.ShapedArray(np.shape(value), new_dtype, weak_type))
+
+
+# -- bitcast_convert_type ---------------------------------------------------------------
+
+def _bitcast_abstract_eval(x, *, new_dtype):
+  old_bits, new_bits = x.dtype.itemsize * 8, np.dtype(new_dtype).itemsize * 8
+  if old_bits == new_bits:
+    shape = x.shape
+  elif old_bits > new_bits:   # each element becomes a trailing axis of pieces
+    shape = x.shape + (old_bits // new_bits,)
+  else:                       # the trailing axis holds the pieces of one element
+    size = x.shape[-1] if x.shape else 1
+    if size * old_bits != new_bits:
+      raise ValueError(f"Attempting to convert array of shape {x.shape} from "
+                       f"{core.dtype_name(x.dtype)} of size {old_bits} bits to "
+                       f"{core.dtype_name(new_dtype)} of size {new_bits}, bits but "
+                       f"{size} * {old_bits} != {new_bits}")
+    shape = x.shape[:-1]
+  special = (np.bool_, np.complexfloating)
+  if x.dtype != new_dtype and any(dtypes.issubdtype(d, k) for d in (x.dtype, new_dtype)
+                                  for k in special):
+    raise TypeError("lax.bitcast_convert_type does not support bool or complex values "
+                    "unless the operand and destination types match. Got operand "
+                    f"dtype={core.dtype_name(x.dtype)}, new_dtype={np.dtype(new_dtype)!r}. "
+                    "Consider using the arr.view() method instead.")
+  return core.ShapedArray(shape, np.dtype(new_dtype), False)
+
+
+def _bitcast_impl(x, *, new_dtype):
+  # XLA's (little-endian) byte order is NumPy's on the hosts we run on.
+  x = x if x.flags.c_contiguous else x.copy()
+  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  if old > new:
+    return x.reshape(x.shape + (1,)).view(new_dtype)
+  return x.view(new_dtype).reshape(x.shape[:-1] if old < new else x.shape)
+
+
+bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
+bitcast_convert_type_p.impl = _bitcast_impl
+bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
+bitcast_convert_type_p.c_code = None
+ad.defjvp_zero(bitcast_convert_type_p)   # reinterpreting bits has no derivative
+
+
+@bitcast_convert_type_p.def_batch
+def _bitcast_batch(axis_size, vals, dims, *, new_dtype):
+  (x,), (d,) = vals, dims
+  if d == len(x.shape) - 1 and x.dtype.itemsize < np.dtype(new_dtype).itemsize:
+    from purejax._src.interpreters import batching
+    x, d = batching.moveaxis(x, d, 0), 0   # the last axis is consumed
+  return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+def bitcast_convert_type(operand, new_dtype):
+  """Reinterprets the bits of ``operand`` as ``new_dtype``: a narrower type adds
+  a trailing axis of pieces, a wider one consumes the trailing axis."""
+  new_dtype = dtypes.canonicalize_user_dtype(new_dtype, "bitcast_convert_type")
+  from purejax._src.lax import utils
+  return utils.bind(bitcast_convert_type_p, operand, new_dtype=new_dtype)
+
+
+# -- reduce_precision ---------------------------------------------------------------------
+
+def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
+  if exponent_bits < 1:
+    raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
+  if mantissa_bits < 0:
+    raise ValueError("reduce_precision: mantissa_bits must be non-negative; got "
+                     f"{mantissa_bits}")
+  if not dtypes.issubdtype(x.dtype, np.floating):
+    raise TypeError(f"reduce_precision does not accept dtype {core.dtype_name(x.dtype)}. "
+                    "Accepted dtypes are subtypes of floating.")
+  return core.ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
+  # XLA's ReducePrecision on the bits: round the mantissa to nearest even,
+  # then send exponents out of the narrower range to signed inf / zero.
+  info = dtypes.finfo(x.dtype)
+  nbits = x.dtype.itemsize * 8
+  man, exp = info.nmant, nbits - 1 - info.nmant
+  utype = np.dtype(f"u{x.dtype.itemsize}")
+  bits = (x if x.flags.c_contiguous else x.copy()).view(utype).astype(np.uint64)
+  one = np.uint64(1)
+  if mantissa_bits < man:
+    shift = np.uint64(man - mantissa_bits)
+    last = one << shift
+    odd = (bits & last) >> shift
+    keep = ~(last - one) & np.uint64((1 << nbits) - 1)
+    bits = (bits + odd + (last >> one) - one) & keep
+  if exponent_bits < exp:
+    sign = bits & (one << np.uint64(nbits - 1))
+    exp_mask = np.uint64(((1 << exp) - 1) << man)
+    bias, new_bias = (1 << (exp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+    exponent = bits & exp_mask
+    bits = np.where(exponent > np.uint64((bias + new_bias) << man), sign | exp_mask,
+                    np.where(exponent <= np.uint64((bias - new_bias) << man), sign, bits))
+  out = bits.astype(utype).view(x.dtype)
+  with np.errstate(invalid="ignore"):
+    return np.where(np.isnan(x), x, out)   # NaN stays NaN
+
+
+reduce_precision_p = core.Primitive("reduce_precision")
+reduce_precision_p.impl = _reduce_precision_impl
+reduce_precision_p.abstract_eval = _reduce_precision_abstract_eval
+reduce_precision_p.elementwise = True
+reduce_precision_p.c_code = None
+ad.deflinear(reduce_precision_p,
+             lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+  """Rounds ``operand`` to a float format with ``exponent_bits`` and
+  ``mantissa_bits`` (staying in its dtype), as XLA's ReducePrecision."""
+  from purejax._src.lax import utils
+  # Static params: a traced value raises JAX's TracerIntegerConversionError.
+  exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
+  return utils.bind(reduce_precision_p, operand, exponent_bits=exponent_bits,
+                    mantissa_bits=mantissa_bits)

@@ -146,21 +146,27 @@ not_p = unary("not", int_dtypes + bool_dtypes, np.invert)
 ad.defjvp_zero(not_p)
 
 
+def _contiguous(x):
+  # np.ascontiguousarray would turn a 0-d array into a 1-d one.
+  x = np.asarray(x)
+  return x if x.flags.c_contiguous else x.copy()
+
+
 def _bit_width(x):
   return np.dtype(x.dtype).itemsize * 8
 
 
 def _population_count_impl(x):
   # Count set bits byte by byte on the unsigned view (works for every width).
-  x = np.asarray(x)
-  as_bytes = x.view(np.uint8).reshape(x.shape + (x.dtype.itemsize,))
+  x = _contiguous(x)
+  as_bytes = x.reshape(-1).view(np.uint8).reshape(x.shape + (x.dtype.itemsize,))
   counts = np.unpackbits(as_bytes, axis=-1).sum(axis=-1)
   return counts.astype(x.dtype)
 
 
 def _clz_impl(x):
   # Leading zeros = width - bit length of the unsigned value.
-  x = np.asarray(x)
+  x = _contiguous(x)
   width = _bit_width(x)
   u = x.view(np.dtype(f"uint{width}")).astype(np.uint64)
   length = np.zeros(x.shape, np.int64)

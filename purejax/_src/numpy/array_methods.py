@@ -8,11 +8,15 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src.numpy import creation
+from purejax._src.numpy import cumulative
 from purejax._src.numpy import index_update
 from purejax._src.numpy import indexing
+from purejax._src.numpy import manipulation
 from purejax._src.numpy import products
 from purejax._src.numpy import reductions
 from purejax._src.numpy import shape_ops
+from purejax._src.numpy import sorting
+from purejax._src.numpy import take_put
 from purejax._src.numpy import ufuncs
 
 # Operands a binary operator accepts; these others make it raise at once
@@ -87,6 +91,14 @@ def _transpose(self, *args):
   return shape_ops.transpose(self, axes)
 
 
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+  return take_put.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
+
+
+def _tobytes(self, order="C"):
+  return np.asarray(self).tobytes(order)
+
+
 _METHODS = {
     "__getitem__": indexing.getitem,
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
@@ -110,6 +122,14 @@ _METHODS = {
     "clip": ufuncs.clip,
     "round": lambda self, decimals=0, out=None: ufuncs.round(self, decimals, out),
     "copy": lambda self, order=None: creation.array(self, copy=True),
+    "ptp": reductions.ptp,
+    "cumsum": cumulative.cumsum, "cumprod": cumulative.cumprod,
+    "sort": sorting.sort, "argsort": sorting.argsort,
+    "argpartition": sorting.argpartition, "searchsorted": sorting.searchsorted,
+    "take": take_put.take, "nonzero": take_put.nonzero, "choose": take_put.choose,
+    "compress": _compress,
+    "repeat": manipulation.repeat, "trace": products.trace, "diagonal": creation.diagonal,
+    "tobytes": _tobytes,
 }
 
 

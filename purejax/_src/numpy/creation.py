@@ -16,6 +16,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.array import wrap_numpy
+from purejax._src.vmap import vmap
 from purejax._src.numpy import ufuncs
 from purejax._src.numpy import util
 
@@ -318,3 +319,251 @@ def identity(n, dtype=None):
   dtypes.check_user_dtype_supported(dtype, "identity")
   return eye(n, dtype=dtype)
 
+
+
+def copy(a, order=None):
+  """A copy of ``a`` (arrays are immutable, so this is rarely needed)."""
+  util.check_arraylike("copy", a)
+  return array(a, copy=True, order=order)
+
+
+# ---------------------------------------------------------------------------
+# Log and geometric ranges
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+  """``base ** linspace(start, stop, num)``."""
+  num = operator.index(util.concrete_or_error(num, "'num' argument of jnp.logspace"))
+  axis = operator.index(util.concrete_or_error(axis, "'axis' argument of jnp.logspace"))
+  util.check_arraylike("logspace", start, stop)
+  return _logspace(start, stop, num, endpoint, base, dtype, axis)
+
+
+def _space_dtypes(start, stop, dtype, fun_name):
+  if dtype is None:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  else:
+    dtype = dtypes.canonicalize_user_dtype(dtype, fun_name)
+  return dtype, dtypes.to_inexact_dtype(dtype)
+
+
+def _logspace(start, stop, num, endpoint, base, dtype, axis):
+  dtype, compute_dtype = _space_dtypes(start, stop, dtype, "logspace")
+  start = astype(start, compute_dtype)
+  stop = astype(stop, compute_dtype)
+  lin = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+  return lax.convert_element_type(ufuncs.power(base, lin), dtype, False)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+  """Values spaced evenly on a log scale from ``start`` to ``stop`` (the
+  sign of ``start`` is kept, so both ends may be negative)."""
+  num = operator.index(util.concrete_or_error(num, "'num' argument of jnp.geomspace"))
+  axis = operator.index(util.concrete_or_error(axis, "'axis' argument of jnp.geomspace"))
+  util.check_arraylike("geomspace", start, stop)
+  dtype, compute_dtype = _space_dtypes(start, stop, dtype, "geomspace")
+  start = astype(start, compute_dtype)
+  stop = astype(stop, compute_dtype)
+  sign = ufuncs.sign(start)
+  res = ufuncs.multiply(sign, _logspace(
+      ufuncs.log10(ufuncs.true_divide(start, sign)),
+      ufuncs.log10(ufuncs.true_divide(stop, sign)),
+      num, endpoint, 10.0, compute_dtype, 0))
+  axis = util.canonicalize_axis(axis, util.ndim(res))
+  if axis:
+    nd = util.ndim(res)
+    res = lax.transpose(res, (*range(1, axis + 1), 0, *range(axis + 1, nd)))
+  return lax.convert_element_type(res, dtype, False)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+  """Coordinate arrays from 1-D coordinate vectors (``copy=False`` is refused:
+  arrays are immutable)."""
+  util.check_arraylike("meshgrid", *xi)
+  args = [util.asarray(x) for x in xi]
+  if not copy:
+    raise ValueError("jax.numpy.meshgrid only supports copy=True")
+  if indexing not in ("xy", "ij"):
+    raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+  if any(util.ndim(a) != 1 for a in args):
+    raise ValueError("Arguments to jax.numpy.meshgrid must be 1D, got shapes "
+                     f"{[util.shape(a) for a in args]}")
+  swap = indexing == "xy" and len(args) >= 2
+  if swap:
+    args[0], args[1] = args[1], args[0]
+  sizes = [util.shape(a)[0] for a in args]
+  out = []
+  for i, a in enumerate(args):
+    if sparse:
+      shape = [1] * len(args)
+      shape[i] = sizes[i]
+    else:
+      shape = sizes
+    out.append(lax.broadcast_in_dim(a, tuple(shape), (i,)))
+  if swap:
+    out[0], out[1] = out[1], out[0]
+  return out
+
+
+# ---------------------------------------------------------------------------
+# Triangles and diagonals
+
+def _static_int(value, what):
+  return operator.index(util.concrete_or_error(value, what))
+
+
+def _tri_mask(n, m, k):
+  """Boolean (n, m) mask of j <= i + k, from iotas (a constant under jit)."""
+  rows = lax.broadcasted_iota(np.dtype(np.int32), (n, m), 0)
+  cols = lax.broadcasted_iota(np.dtype(np.int32), (n, m), 1)
+  return lax.ge(lax.add(rows, lax.convert_element_type(k, np.int32)), cols)
+
+
+def tri(N, M=None, k=0, dtype=None):
+  """Ones at and below the k-th diagonal.  As in JAX the default dtype is
+  float32 even with x64 enabled."""
+  dt = np.dtype(np.float32) if dtype is None else dtypes.canonicalize_user_dtype(dtype, "tri")
+  n = _static_int(N, "'N' argument of jnp.tri()")
+  m = n if M is None else _static_int(M, "'M' argument of jnp.tri()")
+  k = _static_int(k, "'k' argument of jnp.tri()")
+  if n < 0 or m < 0:   # a TypeError, as JAX's (from its iota)
+    raise TypeError(f"iota shape must have every element be nonnegative, got {(n, m)}.")
+  return lax.convert_element_type(_tri_mask(n, m, k), dt, False)
+
+
+def _triangle(name, m, k, lower):
+  util.check_arraylike(name, m)
+  if util.ndim(m) < 2:
+    raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
+  return _masked_triangle(m, _static_int(k, f"'k' argument of jnp.{name}()"), lower)
+
+
+@functools.partial(jit, static_argnames=("k", "lower"))
+def _masked_triangle(m, k, lower):
+  shape = util.shape(m)
+  mask = _tri_mask(shape[-2], shape[-1], k if lower else k - 1)
+  mask = lax.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
+  zeros_ = zeros_like(m)
+  return lax.select(mask, m, zeros_) if lower else lax.select(mask, zeros_, m)
+
+
+def tril(m, k=0):
+  """``m`` with the elements above the k-th diagonal zeroed (last two axes)."""
+  return _triangle("tril", m, k, True)
+
+
+def triu(m, k=0):
+  """``m`` with the elements below the k-th diagonal zeroed (last two axes)."""
+  return _triangle("triu", m, k, False)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+  """The ``offset`` diagonal of ``a`` over ``axis1`` and ``axis2``, which
+  become the last axis.  Read with one strided slice, no gather."""
+  util.check_arraylike("diagonal", a)
+  if util.ndim(a) < 2:
+    raise ValueError("diagonal requires an array of at least two dimensions.")
+  offset = _static_int(offset, "'offset' argument of jnp.diagonal()")
+  nd = util.ndim(a)
+  axis1, axis2 = util.canonicalize_axis(axis1, nd), util.canonicalize_axis(axis2, nd)
+  if axis1 == axis2:   # a TypeError, as JAX's (from its transpose)
+    raise TypeError(f"diagonal requires two different axes, got axis1={axis1} and "
+                    f"axis2={axis2}")
+  return _diagonal(a, offset, axis1, axis2)
+
+
+@functools.partial(jit, static_argnames=("offset", "axis1", "axis2"))
+def _diagonal(a, offset, axis1, axis2):
+  shape = util.shape(a)
+  n, m = shape[axis1], shape[axis2]
+  kept = [d for d in range(len(shape)) if d not in (axis1, axis2)]
+  a = lax.transpose(a, (*kept, axis1, axis2))
+  batch = tuple(shape[d] for d in kept)
+  size = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+  flat = lax.reshape(a, batch + (n * m,))
+  # Element (i, i + offset) sits at i * (m + 1) + offset in the flat matrix.
+  start = 0 if size == 0 else (offset if offset >= 0 else -offset * m)
+  limit = start + (size - 1) * (m + 1) + 1 if size else 0
+  nb = len(batch)
+  return lax.slice(flat, (0,) * nb + (start,), batch + (limit,), (1,) * nb + (m + 1,))
+
+
+def diag(v, k=0):
+  """The k-th diagonal of a 2-D array, or a 2-D array with 1-D ``v`` on
+  its k-th diagonal."""
+  util.check_arraylike("diag", v)
+  return _diag(v, operator.index(k))
+
+
+@functools.partial(jit, static_argnames=("k",))
+def _diag(v, k):
+  shape = util.shape(v)
+  if len(shape) == 2:
+    return diagonal(v, offset=k)
+  if len(shape) != 1:
+    raise ValueError("diag input must be 1d or 2d")
+  n = shape[0] + abs(k)
+  zero = lax.convert_element_type(0, util.aval_of(v).dtype, False)
+  v = lax.pad(v, zero, ((max(0, -k), max(0, k), 0),))
+  on_diagonal = lax.eq(lax.sub(lax.broadcasted_iota(np.dtype(np.int32), (n, n), 1),
+                               lax.broadcasted_iota(np.dtype(np.int32), (n, n), 0)),
+                       lax.convert_element_type(k, np.int32))
+  rows = lax.broadcast_in_dim(v, (n, n), (0,))
+  return lax.select(on_diagonal, rows, lax.broadcast_in_dim(zero, (n, n), ()))
+
+
+def diagflat(v, k=0):
+  """A 2-D array with the flattened ``v`` on its k-th diagonal."""
+  util.check_arraylike("diagflat", v)
+  v = util.asarray(v)
+  flat = lax.reshape(v, (int(np.prod(util.shape(v), dtype=np.int64)),))
+  return _diag(flat, operator.index(k))
+
+
+def vander(x, N=None, increasing=False):
+  """The Vandermonde matrix: columns are powers of ``x`` (decreasing unless
+  ``increasing``)."""
+  util.check_arraylike("vander", x)
+  if util.ndim(x) != 1:
+    raise ValueError("x must be a one-dimensional array")
+  n = util.shape(x)[0] if N is None else _static_int(N, "'N' argument of jnp.vander()")
+  if n < 0:
+    raise ValueError("N must be nonnegative")
+  return _vander(x, n, bool(increasing))
+
+
+@functools.partial(jit, static_argnames=("n", "increasing"))
+def _vander(x, n, increasing):
+  dt = util.aval_of(x).dtype
+  powers = lax.iota(dt, n)
+  if not increasing:
+    powers = lax.sub(lax.convert_element_type(n - 1, dt, False), powers)
+  return ufuncs.power(lax.broadcast_in_dim(x, util.shape(x) + (1,), (0,)),
+                      lax.broadcast_in_dim(powers, (1, n), (1,)))
+
+
+# ---------------------------------------------------------------------------
+# From functions and comparisons
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+  """``function`` called (under vmap) on the coordinate arrays of ``shape``."""
+  shape = util.canonicalize_shape(shape)
+  for i in range(len(shape)):
+    in_axes = tuple(0 if j == i else None for j in range(len(shape)))
+    function = vmap(function, in_axes=in_axes[::-1])
+  return function(*(arange(s, dtype=dtype) for s in shape), **kwargs)
+
+
+def array_equiv(a1, a2):
+  """Whether ``a1`` and ``a2`` broadcast together and are equal everywhere.
+  Shapes that do not broadcast give False, as in NumPy (JAX raises a
+  TypeError when the ranks are equal)."""
+  a1, a2 = asarray(a1), asarray(a2)
+  try:
+    util.broadcast_shapes(util.shape(a1), util.shape(a2))
+  except ValueError:
+    return array(False)
+  eq = ufuncs.equal(a1, a2)
+  return lax.reduce_and(eq, tuple(range(util.ndim(eq))))
+
+
+iterable = np.iterable

@@ -1,14 +1,18 @@
-"""Basic indexing (``x[idx]``) and the geometry ``.at[idx]`` updates share.
+"""NumPy indexing (``x[idx]``), lowered to lax as JAX lowers it.
 
-Supported: integers (Python, NumPy, or traced scalars), slices with any
-step, None, Ellipsis, tuples of those, and concrete boolean masks.  Integer
-array ("advanced") indices are not supported yet and say so.
+An index is parsed into entries (integers, slices, None, Ellipsis, integer
+arrays, boolean masks), then the cheapest lowering that can express it is
+used: a static ``lax.slice`` (static in-bounds integers and slices), else a
+``lax.dynamic_slice`` (scalar integers, possibly traced, and unit-step
+slices), else a ``lax.gather``.  The gather geometry (``to_gather``) is
+shared with ``x.at[idx]`` updates, which scatter with it.
 
-Reading clamps out-of-bounds integers (JAX's gather semantics): a static
-in-bounds integer becomes a static slice; anything else goes through
-``lax.dynamic_slice``, which clamps.
+Out-of-bounds integers are clamped by default (``jnp.arange(10)[11]`` is 9);
+negative ones count from the end once.  Boolean masks must be concrete:
+they become integer arrays (the result's shape depends on their values).
 """
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,339 +20,488 @@ from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src import errors
-from purejax._src.array import Array
+from purejax._src.lax.gather import GatherDimensionNumbers, GatherScatterMode, gather
 from purejax._src.numpy import util
+
+NONE, ELLIPSIS, SLICE, INTEGER, BOOLEAN, ARRAY = (
+    "none", "ellipsis", "slice", "integer", "boolean", "array")
+
+
+class Entry(NamedTuple):
+  """One entry of an index and the operand axes it consumes."""
+  index: object
+  kind: str
+  axes: tuple
 
 
 # ---------------------------------------------------------------------------
-# Parsing an index against a shape
+# Parsing
 
-NEW, EMPTY = "new", "empty"
-_NEW_SIZES = {NEW: 1, EMPTY: 0}
-
-
-class Selection:
-  """What a basic index selects from an operand, axis by axis.
-
-  ``axes[d]`` describes operand axis d: ``("int", i)`` (a static Python int),
-  ``("dyn", i)`` (an integer scalar array or tracer), or
-  ``("slice", start, count, step, stop)``: the positions start, start+step, ...
-  ``out_axes`` lists the result's axes in order: an operand axis number
-  (a slice), NEW (a new axis of size 1) or EMPTY (``x[False]``: size 0).
-  """
-  __slots__ = ("shape", "axes", "out_axes")
-
-  def __init__(self, shape, axes, out_axes):
-    self.shape = shape
-    self.axes = axes
-    self.out_axes = out_axes
-
-  @property
-  def out_shape(self):
-    return tuple(_NEW_SIZES[d] if d in _NEW_SIZES else self.axes[d][2]
-                 for d in self.out_axes)
-
-  def has_new_axes(self):
-    return any(d in _NEW_SIZES for d in self.out_axes)
-
-  def int_axes(self):
-    return tuple(d for d, a in enumerate(self.axes) if a[0] != "slice")
-
-  def is_static(self):
-    """All integers static and in bounds: a plain static slice does it."""
-    return all(a[0] == "slice" or (a[0] == "int" and 0 <= a[1] < self.shape[d])
-               for d, a in enumerate(self.axes))
+def _dtype_of(x):
+  # NumPy arrays keep their own dtype here (JAX names float64 in its errors).
+  return x.dtype if isinstance(x, np.ndarray) else core.get_aval(x).dtype
 
 
-def _is_int_scalar_array(x):
-  return (isinstance(x, (core.ArrayBase, np.ndarray)) and np.ndim(x) == 0
-          and dtypes.issubdtype(x.dtype, np.integer))
+def _ndim(x):
+  if isinstance(x, (core.ArrayBase, np.ndarray, np.generic)):
+    return len(core.get_aval(x).shape)
+  return np.ndim(x)
 
 
-def _is_bool_array(x):
-  return (isinstance(x, (core.ArrayBase, np.ndarray)) and np.ndim(x) > 0
-          and x.dtype == np.bool_)
+def _is_int_scalar(x):
+  return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def _check_entry(entry):
-  """TypeErrors/IndexErrors for index entries purejax cannot use."""
-  if entry is None or entry is Ellipsis or isinstance(entry, slice):
-    for part in ((entry.start, entry.stop, entry.step) if isinstance(entry, slice) else ()):
-      if part is not None and not isinstance(part, (int, np.integer)) \
-          and not _is_int_scalar_array(part):
-        raise TypeError(f"slice indices must be integers or None, got {part!r}")
-    return
-  if isinstance(entry, (bool, np.bool_)):
-    return
-  if isinstance(entry, (int, np.integer)):
-    return
-  if isinstance(entry, str):
-    raise TypeError(f"JAX does not support string indexing; got idx={entry!r}")
-  if isinstance(entry, (list, tuple)):
-    raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
-                    "allowed; use `arr[array(seq)]` instead of `arr[seq]`. See "
-                    "https://github.com/jax-ml/jax/issues/4564 for more information.")
-  if isinstance(entry, (core.ArrayBase, np.ndarray, np.generic)):
-    dt = entry.dtype
-    if dt == np.bool_ or dtypes.issubdtype(dt, np.integer):
-      if np.ndim(entry) > 0 and dt != np.bool_:
-        raise IndexError(
-            "Indexing with integer arrays (advanced indexing) is not supported by "
-            f"purejax yet; got an index of shape {np.shape(entry)}. Use basic indices "
-            "(integers, slices, None, ...) or a concrete boolean mask.")
-      return
-    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt}")
-  if isinstance(entry, float):
+def _sequence_kind(seq):
+  if not seq:
+    return ARRAY
+  try:
+    dtype = _dtype_of(_sequence_to_array(seq))
+  except TypeError:
+    dtype = np.asarray(seq).dtype
+  if dtype == np.bool_:
+    return BOOLEAN
+  if dtypes.issubdtype(dtype, np.integer):
+    return ARRAY
+  raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype}")
+
+
+def _kind(idx):
+  if idx is None:
+    return NONE
+  if idx is Ellipsis:
+    return ELLIPSIS
+  if isinstance(idx, slice):
+    return SLICE
+  if _is_int_scalar(idx):
+    return INTEGER
+  if isinstance(idx, (bool, np.bool_)):
+    return BOOLEAN
+  if isinstance(idx, (core.ArrayBase, np.ndarray)):
+    dtype = _dtype_of(idx)
+    if dtype == np.bool_:
+      return BOOLEAN
+    if dtypes.issubdtype(dtype, np.integer):
+      return ARRAY
+    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype}")
+  if isinstance(idx, str):
+    raise TypeError(f"JAX does not support string indexing; got idx={idx!r}")
+  if isinstance(idx, (list, tuple)):
+    return _sequence_kind(idx)
+  if isinstance(idx, (float, complex, np.generic)):
     raise TypeError("Indexer must have integer or boolean type, got indexer with type "
-                    "float64")
-  raise TypeError(f"Indexer must be an integer, slice, None, Ellipsis or boolean mask, "
-                  f"got {entry!r}")
+                    f"{np.dtype(type(idx))}")
+  raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
+                   f"integer or boolean arrays are valid indices. Got {idx}")
 
 
-def _scalar_bool(e):
-  """A concrete 0-d boolean array index acts like a Python bool (a new axis)."""
-  if isinstance(e, (Array, np.ndarray)) and e.dtype == np.bool_ and np.ndim(e) == 0:
-    return bool(e)
-  return e
-
-
-def _slice_positions(s, size):
-  """(start, count, step, stop) of the positions a slice selects."""
-  start, stop, step = (operator.index(v) if v is not None else None
-                       for v in (s.start, s.stop, s.step))
-  if step == 0:
-    raise ValueError("slice step cannot be zero")
-  start, stop, step = slice(start, stop, step).indices(size)
-  return start, len(range(start, stop, step)), step, stop
+def _unpacks(x):
+  return ((isinstance(x, (np.ndarray, core.ArrayBase)) and _ndim(x) != 0)
+          or isinstance(x, (list, tuple, slice)) or x is Ellipsis or x is None)
 
 
 def as_tuple(idx):
-  return idx if isinstance(idx, tuple) else (idx,)
+  """The index as a tuple; a list (NumPy's old multi-index) is refused."""
+  if isinstance(idx, tuple):
+    return idx
+  if isinstance(idx, list):
+    hint = "tuple" if any(_unpacks(i) for i in idx) else "array"
+    raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
+                    f"allowed; use `arr[{hint}(seq)]` instead of `arr[seq]`. See "
+                    "https://github.com/jax-ml/jax/issues/4564 for more information.")
+  return (idx,)
 
 
 def parse(idx, shape):
-  """The Selection a basic index (with no boolean masks) makes of ``shape``."""
-  entries = [_scalar_bool(e) for e in as_tuple(idx)]
-  for e in entries:
-    _check_entry(e)
-  if sum(e is Ellipsis for e in entries) > 1:
+  """The entries of ``idx`` for an operand of ``shape``."""
+  idx = as_tuple(idx)
+  kinds = [_kind(i) for i in idx]
+  consumed = [0 if k in (NONE, ELLIPSIS) else _ndim(i) if k == BOOLEAN else 1
+              for i, k in zip(idx, kinds)]
+  ellipses = [n for n, k in enumerate(kinds) if k == ELLIPSIS]
+  if len(ellipses) > 1:
     raise IndexError("an index can only have a single ellipsis ('...')")
-  consumed = sum(1 for e in entries if e is not None and e is not Ellipsis
-                 and not isinstance(e, (bool, np.bool_)))
-  if consumed > len(shape):
-    raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
-                     f"{consumed} were indexed")
-  if Ellipsis in entries:
-    at = entries.index(Ellipsis)
-    entries[at:at + 1] = [slice(None)] * (len(shape) - consumed)
-  else:
-    entries += [slice(None)] * (len(shape) - consumed)
+  total = sum(consumed)
+  if total > len(shape):
+    raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but {total} "
+                     "were indexed")
+  if ellipses:
+    consumed[ellipses[0]] = len(shape) - total
+  entries, axis = [], 0
+  for i, k, n in zip(idx, kinds, consumed):
+    entries.append(Entry(i, k, tuple(range(axis, axis + n))))
+    axis += n
+  return entries
 
-  axes, out_axes = [], []
+
+def expand_ellipsis(entries, ndim):
+  """Ellipsis and the implicit trailing axes as explicit full slices."""
+  out, used = [], 0
   for e in entries:
-    if e is None or isinstance(e, (bool, np.bool_)):
-      out_axes.append(EMPTY if e is False or e is np.False_ else NEW)
-      continue
-    d = len(axes)
-    size = shape[d]
-    if isinstance(e, slice):
-      axes.append(("slice", *_slice_positions(e, size)))
-      out_axes.append(d)
-    elif isinstance(e, core.ArrayBase):
-      if size == 0:
-        raise IndexError(f"index is out of bounds for axis {d} with size 0")
-      axes.append(("dyn", e))
+    used += len(e.axes)
+    if e.kind == ELLIPSIS:
+      out += [Entry(slice(None), SLICE, (a,)) for a in e.axes]
     else:
-      i = operator.index(e)
-      if size == 0:
-        raise IndexError(f"index is out of bounds for axis {d} with size 0")
-      axes.append(("int", i + size if -size <= i < 0 else i))
-  return Selection(tuple(shape), axes, out_axes)
+      out.append(e)
+  return out + [Entry(slice(None), SLICE, (a,)) for a in range(used, ndim)]
+
+
+def _static_int(x):
+  """A concrete integer (slice parts may be concrete arrays), else None."""
+  if isinstance(x, core.Tracer):
+    x = x.to_concrete_value()
+    if x is None:
+      return None
+  return operator.index(x)
+
+
+def static_slice(s, position):
+  """``s`` with plain int parts; a traced part is an IndexError, as in JAX."""
+  parts = [None if v is None else _static_int(v) for v in (s.start, s.stop, s.step)]
+  if any(p is None and v is not None for p, v in zip(parts, (s.start, s.stop, s.step))):
+    raise IndexError(f"Slice entries must be static integers. Got {s} at position "
+                     f"{position}")
+  if parts[2] == 0:
+    raise ValueError("slice step cannot be zero")
+  return slice(*parts)
 
 
 # ---------------------------------------------------------------------------
-# Reading: x[idx]
+# Reading: static slice, dynamic slice or gather
 
-def _finish(x, sel, negative_steps):
-  """rev, squeeze integer axes, insert new axes: the common tail of a read."""
-  if negative_steps:
-    x = lax.rev(x, tuple(negative_steps))
-  ints = sel.int_axes()
-  if ints:
-    x = lax.squeeze(x, ints)
-  if sel.has_new_axes():
-    dims = tuple(i for i, d in enumerate(sel.out_axes) if d not in _NEW_SIZES)
-    x = lax.broadcast_in_dim(x, sel.out_shape, dims)
-  return x
+def _mode(mode):
+  return GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else \
+      GatherScatterMode.from_any(mode)
 
 
-def covering(axis):
-  """(first position, extent, |step|) of a slice's positions in increasing order."""
-  _, start, count, step, _ = axis
-  if count == 0:
-    return 0, 0, 1
-  first = start if step > 0 else start + (count - 1) * step
-  return first, (count - 1) * abs(step) + 1, abs(step)
+def _newaxis_position(n_starts, squeezed, newaxes):
+  # expand_dims inserts in order, after slicing and squeezing.
+  return n_starts - len(squeezed) + len(newaxes)
 
 
-def _static_bounds(axis):
-  """(start, limit, |step|) of a static lax.slice taking a slice's positions
-  (in increasing order; a negative step is undone by rev afterwards)."""
-  _, start, count, step, stop = axis
-  if count == 0:
-    start = max(start, 0)
-    return start, start, 1
-  if step > 0:
-    return start, stop, step
-  first = start + (count - 1) * step
-  return first, start + 1, -step
-
-
-def read(x, sel):
-  """``x`` indexed by a parsed basic Selection (clamping out-of-bounds ints)."""
-  negative = [d for d, a in enumerate(sel.axes) if a[0] == "slice" and a[3] < 0 and a[2] > 0]
-  if sel.is_static():
-    starts, limits, strides = [], [], []
-    for d, a in enumerate(sel.axes):
-      if a[0] == "int":
-        starts.append(a[1]); limits.append(a[1] + 1); strides.append(1)
-      else:
-        lo, hi, step = _static_bounds(a)
-        starts.append(lo); limits.append(hi); strides.append(step)
-    if tuple(starts) != (0,) * len(starts) or tuple(limits) != sel.shape \
-        or any(s != 1 for s in strides):
-      x = lax.slice(x, tuple(starts), tuple(limits),
-                    None if all(s == 1 for s in strides) else tuple(strides))
-    return _finish(x, sel, negative)
-  starts, sizes, strides = [], [], []
-  for a in sel.axes:
-    if a[0] == "int":
-      starts.append(a[1]); sizes.append(1); strides.append(1)
-    elif a[0] == "dyn":
-      starts.append(index_to_int32(a[1])); sizes.append(1); strides.append(1)
+def _try_static(x, entries, mode, normalize):
+  """``x[idx]`` with lax.slice, or None when that can't express it."""
+  if mode not in (GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP):
+    return None
+  if any(e.kind not in (INTEGER, ELLIPSIS, SLICE, NONE) for e in entries):
+    return None
+  shape = util.shape(x)
+  starts, limits, strides, rev, squeeze, newaxes = [], [], [], [], [], []
+  for pos, e in enumerate(expand_ellipsis(entries, len(shape))):
+    if e.kind == NONE:
+      newaxes.append(_newaxis_position(len(starts), squeeze, newaxes))
+      continue
+    axis, = e.axes
+    size = shape[axis]
+    if e.kind == INTEGER:
+      i = int(e.index)
+      if normalize and i < 0:
+        i += size
+      if size == 0 or (mode == GatherScatterMode.PROMISE_IN_BOUNDS and not 0 <= i < size):
+        return None
+      i = min(max(i, 0), size - 1)
+      starts.append(i); limits.append(i + 1); strides.append(1)
+      squeeze.append(axis)
+      continue
+    try:
+      s = static_slice(e.index, pos)
+    except IndexError:
+      return None
+    start, stop, step = s.indices(size)
+    if step < 0:
+      first = min(size, stop + 1 + (start - stop - 1) % -step)
+      starts.append(first); limits.append(max(first, start + 1)); strides.append(-step)
+      rev.append(axis)
     else:
-      first, extent, step = covering(a)
-      starts.append(first); sizes.append(extent); strides.append(step)
-  starts = [normalize_index(i, n) for i, n in zip(starts, sel.shape)]
-  x = lax.dynamic_slice(x, starts, tuple(sizes), allow_negative_indices=False)
-  if any(s != 1 for s in strides):
-    x = lax.slice(x, (0,) * len(sizes), tuple(sizes), tuple(strides))
-  return _finish(x, sel, negative)
+      starts.append(start); limits.append(max(start, stop)); strides.append(step)
+  strides = None if all(s == 1 for s in strides) else strides
+  trivial = strides is None and all((a, b) == (0, n) for a, b, n in
+                                    zip(starts, limits, shape))
+  out = x if trivial else lax.slice(x, starts, limits, strides)
+  return _finish(out, rev, squeeze, newaxes)
 
 
-def normalize_index(i, size):
-  """A negative index counted from the end (``i + size``), with lax ops."""
-  dt = util.aval_of(i).dtype if isinstance(i, core.ArrayBase) else np.dtype(np.int32)
-  i = lax.convert_element_type(i, dt, False)
-  zero = lax.convert_element_type(0, dt, False)
-  return lax.select(lax.lt(i, zero), lax.add(i, lax.convert_element_type(size, dt, False)), i)
+def _finish(out, rev, squeeze, newaxes):
+  if rev:
+    out = lax.rev(out, tuple(rev))
+  if squeeze:
+    out = lax.squeeze(out, tuple(squeeze))
+  if newaxes:
+    out = lax.expand_dims(out, tuple(newaxes))
+  return out
 
 
-def index_to_int32(i):
-  """A traced (or array) index as the int32 lax's dynamic ops take (JAX uses
-  int32 whenever the axis fits, also in x64 mode)."""
-  return lax.convert_element_type(i, np.dtype(np.int32), False)
+def _allows_dynamic_slice(e):
+  if e.kind in (INTEGER, ELLIPSIS, NONE):
+    return True
+  if e.kind == SLICE:
+    return e.index.step is None or _static_int(e.index.step) in (1, -1)
+  return e.kind == ARRAY and not isinstance(e.index, (list, tuple)) and _ndim(e.index) == 0
+
+
+def _try_dynamic(x, entries, mode, normalize):
+  """``x[idx]`` with lax.dynamic_slice (scalar, maybe traced, integers and
+  unit-step slices), or None."""
+  if mode not in (GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP):
+    return None
+  if not all(_allows_dynamic_slice(e) for e in entries):
+    return None
+  shape = util.shape(x)
+  starts, sizes, rev, squeeze, newaxes = [], [], [], [], []
+  trivial = True
+  for pos, e in enumerate(expand_ellipsis(entries, len(shape))):
+    if e.kind == NONE:
+      newaxes.append(_newaxis_position(len(starts), squeeze, newaxes))
+      continue
+    axis, = e.axes
+    if e.kind in (INTEGER, ARRAY):
+      if shape[axis] == 0:
+        return None
+      trivial = False
+      starts.append(util.asarray(e.index)); sizes.append(1); squeeze.append(axis)
+      continue
+    try:
+      s = static_slice(e.index, pos)
+    except IndexError:
+      return None
+    trivial = trivial and s == slice(None)
+    start, stop, step = s.indices(shape[axis])
+    if step < 0:
+      starts.append(stop + 1); sizes.append(max(0, start - stop)); rev.append(axis)
+    else:
+      starts.append(start); sizes.append(max(0, stop - start))
+  if len(starts) > 1:
+    dt = index_dtype(shape)
+    starts = [lax.convert_element_type(i, dt) for i in starts]
+  if trivial:
+    out = x
+  else:
+    # Unsigned starts are never negative: JAX skips their normalization.
+    allow = [normalize and not (isinstance(i, core.ArrayBase)
+                                and dtypes.issubdtype(_dtype_of(i), np.unsignedinteger))
+             for i in starts]
+    out = lax.dynamic_slice(x, starts, sizes, allow_negative_indices=allow)
+  return _finish(out, rev, squeeze, newaxes)
+
+
+def index_dtype(shape):
+  """int32 unless an axis is too long for it (as JAX chooses)."""
+  if any(d >= np.iinfo(np.int32).max for d in shape):
+    return dtypes.canonicalize_dtype(np.int64)
+  return np.dtype(np.int32)
+
+
+def expand_bool_indices(entries, shape):
+  """Boolean masks replaced by the integer arrays of their True positions
+  (scalar booleans stay); a traced mask raises NonConcreteBooleanIndexError."""
+  out = []
+  for pos, e in enumerate(entries):
+    if e.kind != BOOLEAN:
+      out.append(e)
+      continue
+    value = e.index
+    if isinstance(value, core.Tracer):
+      concrete = value.to_concrete_value()
+      if concrete is None:
+        raise errors.NonConcreteBooleanIndexError(value)
+      value = concrete
+    value = np.asarray(value._value if isinstance(value, core.ArrayBase) else value)
+    if value.ndim == 0:
+      out.append(Entry(bool(value), BOOLEAN, ()))
+      continue
+    expected = [shape[a] for a in e.axes]
+    if not all(s in (0, t) for s, t in zip(value.shape, expected)):
+      raise IndexError("boolean index did not match shape of indexed array in index "
+                       f"{pos}: got {value.shape}, expected {expected}")
+    dt = dtypes.canonicalize_dtype(np.int64)
+    out += [Entry(i.astype(dt), ARRAY, (a,)) for i, a in zip(np.nonzero(value), e.axes)]
+  return out
 
 
 def getitem(x, idx):
-  """``x[idx]`` for basic indices and concrete boolean masks."""
-  if has_mask(idx):
-    x, idx = apply_mask(x, idx)
-  return read(x, parse(idx, util.shape(x)))
+  """``x[idx]`` with NumPy's semantics (out-of-bounds integers clamp)."""
+  return rewriting_take(x, idx)
+
+
+def rewriting_take(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                   fill_value=None, normalize_indices=True):
+  """``x[idx]`` by the cheapest of static slice, dynamic slice and gather."""
+  x = util.asarray(x)
+  entries = parse(idx, util.shape(x))
+  parsed = _mode(mode)
+  for attempt in (_try_static, _try_dynamic):
+    out = attempt(x, entries, parsed, normalize_indices)
+    if out is not None:
+      return out
+  entries = expand_bool_indices(entries, util.shape(x))
+  return _gather(x, entries, indices_are_sorted, unique_indices, mode, fill_value,
+                 normalize_indices)
+
+
+def _gather(x, entries, indices_are_sorted, unique_indices, mode, fill_value, normalize):
+  g = to_gather(util.shape(x), entries, normalize)
+  if fill_value is not None:
+    fill_value = util.concrete_or_error(fill_value, "fill_value argument to indexed get()")
+    if np.ndim(fill_value) != 0:
+      raise ValueError("fill_value argument to indexed get() must be a scalar")
+    if isinstance(fill_value, (np.ndarray, np.generic)):
+      fill_value = fill_value.item()
+  y = x
+  if g.scalar_bool_dims:
+    y = lax.expand_dims(y, g.scalar_bool_dims)
+  if 0 in g.slice_shape:
+    return lax.full_like(y, 0, shape=g.slice_shape)
+  if 0 not in util.shape(g.indices):
+    y = gather(y, g.indices, g.dnums, g.slice_sizes,
+               unique_indices=unique_indices or g.unique_indices,
+               indices_are_sorted=indices_are_sorted or g.indices_are_sorted,
+               mode=mode, fill_value=fill_value)
+  if g.reversed_y_dims:
+    y = lax.rev(y, tuple(g.reversed_y_dims))
+  return lax.expand_dims(y, tuple(g.newaxis_dims))
 
 
 # ---------------------------------------------------------------------------
-# Boolean masks: concrete ones only (the result's shape depends on them)
+# The gather geometry of an index (shared with .at[] updates)
 
-def has_mask(idx):
-  return any(_is_bool_array(e) or (isinstance(e, core.Tracer) and e.dtype == np.bool_)
-             for e in as_tuple(idx))
-
-
-def concrete_mask(mask):
-  """The NumPy value of a boolean mask; a traced mask cannot be used."""
-  if isinstance(mask, core.Tracer):
-    value = mask.to_concrete_value()
-    if value is None:
-      raise errors.NonConcreteBooleanIndexError(mask)
-    return np.asarray(value)
-  if isinstance(mask, Array):
-    return mask._value
-  return np.asarray(mask)
+class GatherIndexer(NamedTuple):
+  slice_shape: tuple        # the shape x[idx] has
+  slice_sizes: tuple        # gather's slice_sizes
+  indices: object           # gather's start indices
+  dnums: GatherDimensionNumbers
+  unique_indices: bool      # no advanced indices: no repeats, sorted
+  indices_are_sorted: bool
+  reversed_y_dims: tuple    # result axes of negative-step slices
+  newaxis_dims: tuple       # result axes made by None
+  scalar_bool_dims: tuple   # operand axes inserted for scalar booleans
 
 
-def mask_split(x, idx):
-  """(axis, mask value, rest) for an index holding one boolean mask.
+def _normalized(e, size):
+  """An integer entry with negative values counted from the end."""
+  if e.kind == INTEGER:
+    return e.index if isinstance(e.index, np.unsignedinteger) or e.index >= 0 \
+        else e.index + size
+  i = e.index
+  aval = core.get_aval(i)
+  if dtypes.issubdtype(aval.dtype, np.unsignedinteger):
+    return i
+  negative = i < 0 if isinstance(i, np.ndarray) else lax.lt(i, np.array(0, aval.dtype))
+  # The size constant takes the index's weak type (so the sum keeps it).
+  size = lax.convert_element_type(size, aval.dtype, aval.weak_type)
+  return lax.select(negative, lax.add(i, size), i)
 
-  The mask covers axes axis..axis+mask.ndim of x.  ``rest`` is the rest of
-  the index for x with those axes merged into one: a tuple of slices, one
-  per merged axis, with a full slice at ``axis``.
-  """
-  entries = list(as_tuple(idx))
-  masks = [i for i, e in enumerate(entries)
-           if _is_bool_array(e) or (isinstance(e, core.Tracer) and e.dtype == np.bool_)]
-  values = [concrete_mask(entries[i]) for i in masks]
-  if len(masks) > 1 or any(not isinstance(e, slice) and e is not Ellipsis
-                           for i, e in enumerate(entries) if i != masks[0]):
-    raise IndexError("purejax supports a boolean mask combined only with slices and "
-                     "Ellipsis (not with integers, None or other masks) for now.")
-  at, mask = masks[0], values[0]
-  shape = util.shape(x)
-  consumed = sum(mask.ndim if i == at else 1
-                 for i, e in enumerate(entries) if e is not Ellipsis)
-  if consumed > len(shape):
-    raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
-                     f"{consumed} were indexed")
-  rest, axis = [], None
-  for i, e in enumerate(entries):
-    if e is Ellipsis:
-      rest += [slice(None)] * (len(shape) - consumed)
-    elif i == at:
-      axis = len(rest)
-      rest.append(slice(None))
+
+def _sequence_to_array(seq):
+  from purejax._src.numpy import creation
+  return creation.asarray(seq)
+
+
+def _scalar_bools_as_axes(entries, shape):
+  """Scalar booleans as index arrays (arange(0 or 1)) into new size-1 axes."""
+  out, new_shape, dims, axis = [], list(shape), [], 0
+  for e in entries:
+    if e.kind == BOOLEAN:
+      dims.append(axis)
+      new_shape.insert(axis, 1)
+      out.append(Entry(np.arange(int(e.index), dtype=np.int32), ARRAY, (axis,)))
+      axis += 1
     else:
-      rest.append(e)
-  covered = shape[axis:axis + mask.ndim]
-  if tuple(covered) != mask.shape:
-    raise IndexError(f"boolean index did not match shape of indexed array in index "
-                     f"{at}: got {mask.shape}, expected {list(covered)}")
-  rest += [slice(None)] * (len(shape) - mask.ndim + 1 - len(rest))
-  return axis, mask, tuple(rest)
+      out.append(Entry(e.index, e.kind, tuple(range(axis, axis + len(e.axes)))))
+      axis += len(e.axes)
+  return out, tuple(new_shape), tuple(dims)
 
 
-def runs(positions):
-  """Consecutive runs [a, b) of sorted integer positions."""
-  out = []
-  for p in positions:
-    if out and out[-1][1] == p:
-      out[-1][1] = p + 1
+def to_gather(shape, entries, normalize=True):
+  """The gather computing x[idx] for ``entries`` without masks (see
+  expand_bool_indices); follows JAX's construction step for step."""
+  entries = [Entry(static_slice(e.index, n), SLICE, e.axes) if e.kind == SLICE else e
+             for n, e in enumerate(entries)]
+  entries = [Entry(_sequence_to_array(e.index), ARRAY, e.axes)
+             if isinstance(e.index, (list, tuple)) else e for e in entries]
+  advanced_at = [n for n, e in enumerate(entries) if e.kind in (ARRAY, INTEGER)]
+  contiguous = all(b - a == 1 for a, b in zip(advanced_at, advanced_at[1:]))
+  entries = expand_ellipsis(entries, len(shape))
+  entries, shape, scalar_bool_dims = _scalar_bools_as_axes(entries, shape)
+  if normalize:
+    entries = [Entry(_normalized(e, shape[e.axes[0]]), e.kind, e.axes)
+               if e.kind in (INTEGER, ARRAY) else e for e in entries]
+  advanced = []   # (index array, entry position, operand axis)
+  if any(e.kind == ARRAY and _ndim(e.index) > 0 for e in entries):
+    advanced = [(util.asarray(e.index), n, e.axes[0]) for n, e in enumerate(entries)
+                if e.kind in (ARRAY, INTEGER)]
+  advanced_positions = [n for _, n, _ in advanced]
+  dt = index_dtype(shape)
+  offset_dims, collapsed, index_map = [], [], []
+  pieces, indices_shape = [], []     # (array, first axis in indices_shape)
+  slice_shape, newaxis_dims, reversed_dims, slice_sizes = [], [], [], []
+  y_axis = collapsed_y_axis = 0
+  for n, e in enumerate(entries):
+    if advanced and n == (advanced_positions[0] if contiguous else 0):
+      arrays = util.broadcast_arrays(*[a for a, _, _ in advanced])
+      bshape = util.shape(arrays[0])
+      pieces += [(lax.convert_element_type(a, dt), len(indices_shape)) for a in arrays]
+      indices_shape += bshape
+      index_map += [axis for _, _, axis in advanced]
+      collapsed += [axis for _, _, axis in advanced]
+      slice_shape += bshape
+      y_axis += len(bshape)
+      collapsed_y_axis += len(bshape)
+    if n in advanced_positions:
+      slice_sizes.append(1)
+      continue
+    if e.kind in (INTEGER, ARRAY):
+      axis, = e.axes
+      if shape[axis] == 0:
+        raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+      pieces.append((lax.convert_element_type(e.index, dt), len(indices_shape)))
+      collapsed.append(axis)
+      slice_sizes.append(1)
+      index_map.append(axis)
+    elif e.kind == NONE:
+      slice_shape.append(1)
+      newaxis_dims.append(y_axis)
+      y_axis += 1
     else:
-      out.append([p, p + 1])
-  return [tuple(r) for r in out]
+      axis, = e.axes
+      start, stop, step = e.index.indices(shape[axis])
+      size = len(range(start, stop, step))
+      slice_shape.append(size)
+      if step == 1:
+        if size != shape[axis]:
+          pieces.append((lax.convert_element_type(start, dt), len(indices_shape)))
+          index_map.append(axis)
+        slice_sizes.append(size)
+        offset_dims.append(collapsed_y_axis)
+      else:
+        from purejax._src.numpy import ufuncs
+        line = ufuncs.add(np.array(start, dt),
+                          ufuncs.multiply(np.array(step, dt), lax.iota(dt, size)))
+        if step < 0:
+          reversed_dims.append(collapsed_y_axis)
+          line = lax.rev(line, (0,))
+        slice_sizes.append(1)
+        pieces.append((line, len(indices_shape)))
+        index_map.append(axis)
+        indices_shape.append(size)
+        collapsed.append(axis)
+      collapsed_y_axis += 1
+      y_axis += 1
+  dnums = GatherDimensionNumbers(offset_dims=tuple(offset_dims),
+                                 collapsed_slice_dims=tuple(sorted(collapsed)),
+                                 start_index_map=tuple(index_map))
+  return GatherIndexer(tuple(slice_shape), tuple(slice_sizes), _stack_indices(pieces,
+                       indices_shape, dt), dnums, not advanced, not advanced,
+                       tuple(reversed_dims), tuple(newaxis_dims), scalar_bool_dims)
 
 
-def merge_axes(x, axis, count):
-  """x with axes axis..axis+count merged into one."""
-  shape = util.shape(x)
-  merged = int(np.prod(shape[axis:axis + count], dtype=np.int64))
-  new_shape = shape[:axis] + (merged,) + shape[axis + count:]
-  return x if new_shape == shape else lax.reshape(x, new_shape)
-
-
-def apply_mask(x, idx):
-  """Applies an index's boolean mask; returns (x, the rest of the index)."""
-  axis, mask, rest = mask_split(x, idx)
-  x = merge_axes(x, axis, mask.ndim)
-  positions = np.flatnonzero(mask)
-  shape = util.shape(x)
-  pieces = []
-  for a, b in runs(positions):
-    start = [0] * len(shape)
-    limit = list(shape)
-    start[axis], limit[axis] = a, b
-    pieces.append(lax.slice(x, tuple(start), tuple(limit)))
+def _stack_indices(pieces, indices_shape, dt):
+  """The index arrays broadcast to ``indices_shape`` and stacked on a new last axis."""
   if not pieces:
-    limit = list(shape)
-    limit[axis] = 0
-    return lax.slice(x, (0,) * len(shape), tuple(limit)), rest
-  return (pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, axis)), rest
+    return np.zeros((0,), dt)
+  if len(pieces) == 1:
+    g, _ = pieces[0]
+    return lax.expand_dims(g, (_ndim(g),))
+  full = tuple(indices_shape) + (1,)
+  return lax.concatenate(
+      [lax.broadcast_in_dim(g, full, tuple(range(at, at + _ndim(g)))) for g, at in pieces],
+      len(indices_shape))

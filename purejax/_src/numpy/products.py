@@ -1,12 +1,19 @@
-"""Products: dot, matmul, inner, outer, vdot, tensordot.
+"""Products: dot, matmul, inner, outer, vdot, tensordot, vecdot, matvec,
+vecmat, kron, cross, trace (einsum lives in einsum.py).
 
 As in JAX, operands keep their own dtypes: ``dot_general`` computes in the
 promoted dtype given as ``preferred_element_type``.
 """
+import functools
+
 import numpy as np
 
 from purejax import lax
 from purejax._src import dtypes
+from purejax._src.api import jit
+from purejax._src.numpy import creation
+from purejax._src.numpy import functional
+from purejax._src.numpy import reductions
 from purejax._src.numpy import shape_ops
 from purejax._src.numpy import ufuncs
 from purejax._src.numpy import util
@@ -152,3 +159,102 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     contracting = (util.canonicalize_axes(a_axes, a_nd), util.canonicalize_axes(b_axes, b_nd))
   dtype, weak = _result_dtype(a, b, preferred_element_type)
   return _dot_general(a, b, contracting, ((), ()), precision, dtype, weak)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+  """Dot products of vectors along ``axis`` (conjugating ``x1``), broadcast
+  over the other axes."""
+  check_arraylike("jnp.vecdot", x1, x2)
+  x1, x2 = util.asarray(x1), util.asarray(x2)
+  if util.shape(x1)[axis] != util.shape(x2)[axis]:
+    raise ValueError(f"axes must match; got shapes {util.shape(x1)} and {util.shape(x2)} "
+                     f"with {axis=}")
+  x1, x2 = shape_ops.moveaxis(x1, axis, -1), shape_ops.moveaxis(x2, axis, -1)
+  one = functools.partial(vdot, precision=precision,
+                          preferred_element_type=preferred_element_type)
+  return functional.vectorize(one, signature="(n),(n)->()")(x1, x2)
+
+
+@jit
+def matvec(x1, x2, /):
+  """Matrix-vector products, broadcast over leading axes."""
+  check_arraylike("matvec", x1, x2)
+  return functional.vectorize(matmul, signature="(n,m),(m)->(n)")(x1, x2)
+
+
+@jit
+def vecmat(x1, x2, /):
+  """Vector-matrix products (conjugating the vector), broadcast over leading
+  axes."""
+  check_arraylike("matvec", x1, x2)
+  return functional.vectorize(matmul, signature="(n),(n,m)->(m)")(ufuncs.conj(x1), x2)
+
+
+@jit
+def kron(a, b):
+  """The Kronecker product: blocks a[i, j] * b."""
+  check_arraylike("kron", a, b)
+  a, b = util.promote_dtypes(a, b)
+  nd = max(util.ndim(a), util.ndim(b))
+  a, b = util.expand_to_rank(a, nd), util.expand_to_rank(b, nd)
+  a_shape, b_shape = util.shape(a), util.shape(b)
+  # a on the even axes, b on the odd ones of (a0, b0, a1, b1, ...).
+  wide = tuple(d for pair in zip(a_shape, b_shape) for d in pair)
+  a_wide = lax.broadcast_in_dim(a, tuple(d if i % 2 == 0 else 1 for i, d in enumerate(wide)),
+                                tuple(range(0, 2 * nd, 2)))
+  b_wide = lax.broadcast_in_dim(b, tuple(d if i % 2 else 1 for i, d in enumerate(wide)),
+                                tuple(range(1, 2 * nd, 2)))
+  out = lax.mul(a_wide, b_wide)
+  return lax.reshape(out, tuple(x * y for x, y in zip(a_shape, b_shape)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+  """Cross products of 3-vectors (or 2-vectors, whose product is the
+  z-component) along the given axes."""
+  check_arraylike("cross", a, b)
+  if axis is not None:
+    axisa = axisb = axisc = axis
+  return _cross(a, b, axisa, axisb, axisc)
+
+
+@functools.partial(jit, static_argnames=("axisa", "axisb", "axisc"))
+def _cross(a, b, axisa, axisb, axisc):
+  a = shape_ops.moveaxis(a, axisa, -1)
+  b = shape_ops.moveaxis(b, axisb, -1)
+  if util.shape(a)[-1] not in (2, 3) or util.shape(b)[-1] not in (2, 3):
+    raise ValueError("Dimension must be either 2 or 3 for cross product")
+  comp = lambda x, i: lax.index_in_dim(x, i, util.ndim(x) - 1, keepdims=False)
+  mul, sub = ufuncs.multiply, ufuncs.subtract
+  a0, a1, b0, b1 = comp(a, 0), comp(a, 1), comp(b, 0), comp(b, 1)
+  if util.shape(a)[-1] == 2 and util.shape(b)[-1] == 2:
+    return sub(mul(a0, b1), mul(a1, b0))
+  a2 = comp(a, 2) if util.shape(a)[-1] == 3 else creation.zeros_like(a0)
+  b2 = comp(b, 2) if util.shape(b)[-1] == 3 else creation.zeros_like(b0)
+  parts = util.broadcast_arrays(sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                                sub(mul(a0, b1), mul(a1, b0)))
+  c = shape_ops.stack(parts)
+  return shape_ops.moveaxis(c, 0, axisc)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+  """The sum along a diagonal (``offset`` may be traced)."""
+  check_arraylike("trace", a)
+  check_no_out("trace", out)
+  nd = util.ndim(a)
+  if util.canonicalize_axis(axis1, nd) == util.canonicalize_axis(axis2, nd):
+    raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
+  if dtype is not None:
+    dtype = dtypes.canonicalize_user_dtype(dtype, "trace")
+  return _trace(a, offset, axis1, axis2, dtype)
+
+
+@functools.partial(jit, static_argnames=("axis1", "axis2", "dtype"))
+def _trace(a, offset, axis1, axis2, dtype):
+  a = shape_ops.moveaxis(a, (axis1, axis2), (-2, -1))
+  n, m = util.shape(a)[-2:]
+  rows = lax.broadcasted_iota(np.dtype(np.int32), (n, m), 0)
+  cols = lax.broadcasted_iota(np.dtype(np.int32), (n, m), 1)
+  on = lax.eq(lax.sub(cols, rows), lax.convert_element_type(offset, np.int32, False))
+  on = lax.broadcast_in_dim(on, util.shape(a), (util.ndim(a) - 2, util.ndim(a) - 1))
+  a = lax.select(on, a, creation.zeros_like(a))
+  return reductions.sum(a, axis=(-2, -1), dtype=dtype)

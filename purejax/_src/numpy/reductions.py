@@ -1,8 +1,10 @@
-"""Reductions: sum, prod, max, min, all, any, mean, var, std, argmax, argmin.
+"""Reductions: sum, prod, max, min, all, any, mean, var, std, argmax, argmin,
+ptp, count_nonzero and average.
 
 One helper (``_reduce``) does what they share: checks, the axes, the
 computation dtype (small ints sum in the default int; float16 sums in
-float32), ``where=`` masks, ``initial=`` and ``keepdims``.
+float32; a bool ``dtype`` makes sum an OR and prod an AND), ``where=``
+masks, ``initial=`` and ``keepdims``.
 """
 import builtins
 import functools
@@ -10,6 +12,7 @@ import functools
 import numpy as np
 
 from purejax import lax
+from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.numpy import ufuncs
@@ -20,8 +23,21 @@ from purejax._src.numpy.util import check_arraylike, check_no_out
 def _reduction_axes(ndim, axis):
   axis = util.concrete_or_error(axis, "axis argument to a jnp reduction")
   if isinstance(axis, np.ndarray):
-    axis = tuple(axis.tolist())
+    axis = axis.tolist()
+    axis = tuple(axis) if isinstance(axis, list) else axis
   return util.canonicalize_axes(axis, ndim)
+
+
+def check_where(name, where):
+  """``where=`` masks must be boolean arrays (JAX's check)."""
+  if where is None:
+    return None
+  check_arraylike(name, where)
+  dtype = util.aval_of(where).dtype
+  if dtype != np.bool_:
+    raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
+                     f"where.dtype=dtype('{dtype}').")
+  return where
 
 
 def _upcast_f16(dtype):
@@ -59,6 +75,10 @@ def _identity(op_name, dtype):
 
 
 _COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}
+# On booleans a sum is an OR and a product an AND.
+_BOOL_OP = {"sum": "or", "prod": "and", "max": "max", "min": "min"}
+_BOOL_COMBINE = {"sum": lax.bitwise_or, "prod": lax.bitwise_and, "max": lax.max,
+                 "min": lax.min}
 _HAS_IDENTITY = {"sum": True, "prod": True, "max": False, "min": False}
 
 
@@ -66,6 +86,7 @@ def _reduce(name, op_name, a, axis, dtype, out, keepdims, initial, where,
             promote_integers=True, upcast_f16=True):
   check_arraylike(name, a)
   check_no_out(name, out)
+  where = check_where(name, where)
   requested = dtypes.canonicalize_user_dtype(dtype, name)
   a = util.asarray(a)
   aval = util.aval_of(a)
@@ -86,15 +107,20 @@ def _reduce(name, op_name, a, axis, dtype, out, keepdims, initial, where,
   if aval.dtype == np.bool_ and op_name in ("sum", "prod"):
     a = lax.convert_element_type(a, dtypes.default_int_dtype(), False)
   a = lax.convert_element_type(a, compute_dtype, False)
+  boolean = compute_dtype == np.bool_
   if where is not None:
-    fill = lax.convert_element_type(_identity(op_name, compute_dtype), compute_dtype, False)
+    identity = _identity(op_name, compute_dtype)
+    if boolean:
+      identity = identity > 0
+    fill = lax.convert_element_type(identity, compute_dtype, False)
     a = ufuncs.where(where, a, fill)
-  result = getattr(lax, f"reduce_{op_name}")(a, axes)
+  result = getattr(lax, f"reduce_{_BOOL_OP[op_name] if boolean else op_name}")(a, axes)
   if initial is not None:
+    check_arraylike(name, initial)
     init = lax.convert_element_type(initial, compute_dtype, False)
     if util.shape(init) != ():
       raise ValueError(f"initial value must be a scalar. Got array of shape {util.shape(init)}")
-    result = _COMBINE[op_name](init, result)
+    result = (_BOOL_COMBINE if boolean else _COMBINE)[op_name](init, result)
   if keepdims:
     result = util.expand_dims_at(result, axes)
   return lax.convert_element_type(result, result_dtype, False)
@@ -155,13 +181,30 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
 # Statistics
 
 def _mean_dtypes(a_dtype, dtype):
-  """(computation dtype, result dtype) of mean and var."""
+  """(computation dtype, result dtype) of mean: integers average as floats;
+  a requested dtype (even an integer one) is the result's."""
+  result = dtypes.to_inexact_dtype(a_dtype) if dtype is None else dtype
+  if dtypes.issubdtype(result, np.inexact):
+    return _upcast_f16(result), result
+  return result, result
+
+
+def _var_dtypes(a_dtype, dtype):
+  """(computation dtype, result dtype) of var: complex data has a real variance."""
   if dtype is not None:
-    result = dtypes.to_inexact_dtype(dtype)
-    return result, result
+    if (dtypes.issubdtype(a_dtype, np.complexfloating)
+        and not dtypes.issubdtype(dtype, np.complexfloating)):
+      raise ValueError(
+          "jax.numpy.var does not yet support real dtype parameters when computing the "
+          "variance of an array of complex values. The semantics of numpy.var seem "
+          "unclear in this case. Please comment on "
+          "https://github.com/jax-ml/jax/issues/2283 if this behavior is important to you.")
+    return _upcast_f16(dtype), dtype
   if not dtypes.issubdtype(a_dtype, np.inexact):
-    result = dtypes.to_inexact_dtype(dtypes.default_float_dtype())
-    return result, result
+    result = dtypes.to_inexact_dtype(a_dtype)
+    return _upcast_f16(result), result
+  if dtypes.issubdtype(a_dtype, np.complexfloating):
+    return _upcast_f16(a_dtype), dtypes.to_floating_dtype(a_dtype)
   return _upcast_f16(a_dtype), a_dtype
 
 
@@ -172,78 +215,95 @@ def _count(shape, axes):
   return n
 
 
+def _normalizer(shape, axes, keepdims, where, dtype):
+  """The number of elements reduced: all of them, or those ``where`` selects."""
+  if where is None:
+    return lax.convert_element_type(_count(shape, axes), dtype, False)
+  mask = util.broadcast_to(where, shape)
+  return sum(mask, axis=axes, dtype=dtype, keepdims=keepdims)
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   """Arithmetic mean over ``axis`` (integers average as floats)."""
   check_arraylike("mean", a)
   check_no_out("mean", out)
+  where = check_where("mean", where)
   requested = dtypes.canonicalize_user_dtype(dtype, "mean")
   a = util.asarray(a)
   aval = util.aval_of(a)
   axes = _reduction_axes(len(aval.shape), axis)
   compute_dtype, result_dtype = _mean_dtypes(aval.dtype, requested)
-  if where is None:
-    normalizer = lax.convert_element_type(_count(aval.shape, axes), compute_dtype, False)
-  else:
-    mask = util.broadcast_to(where, aval.shape)
-    normalizer = sum(mask, axis=axes, dtype=compute_dtype, keepdims=keepdims)
+  normalizer = _normalizer(aval.shape, axes, keepdims, where, compute_dtype)
   total = sum(a, axis=axes, dtype=compute_dtype, keepdims=keepdims, where=where)
   return lax.convert_element_type(lax.div(total, normalizer), result_dtype, False)
 
 
+_mean = mean   # var and std have an argument named ``mean``
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-  """Variance over ``axis``, dividing by N - ddof."""
+        mean=None, correction=None):
+  """Variance over ``axis``, dividing by N - ddof (``correction`` is the array
+  API's name for ddof; ``mean`` may pass a precomputed mean, keepdims-shaped)."""
   check_arraylike("var", a)
   check_no_out("var", out)
-  ddof = _ddof(ddof, correction, "var")
+  where = check_where("var", where)
+  ddof = _ddof(ddof, correction)
   requested = dtypes.canonicalize_user_dtype(dtype, "var")
-  return _var(a, ddof, _static_axis(axis), requested, bool(keepdims), where)
+  if mean is not None:
+    check_arraylike("var", mean)
+  return _var(a, ddof, _static_axis(axis), requested, bool(keepdims), where, mean)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
   """Standard deviation over ``axis``: the square root of ``var``."""
   check_arraylike("std", a)
   check_no_out("std", out)
-  ddof = _ddof(ddof, correction, "std")
+  where = check_where("std", where)
+  ddof = _ddof(ddof, correction)
   requested = dtypes.canonicalize_user_dtype(dtype, "std")
-  return _std(a, ddof, _static_axis(axis), requested, bool(keepdims), where)
+  if requested is not None and not dtypes.issubdtype(requested, np.inexact):
+    raise ValueError(f"dtype argument to jnp.std must be inexact; got {requested}")
+  if mean is not None:
+    check_arraylike("std", mean)
+  return _std(a, ddof, _static_axis(axis), requested, bool(keepdims), where, mean)
 
 
-def _ddof(ddof, correction, name):
+def _ddof(ddof, correction):
   if correction is None:
     return ddof
   if ddof != 0:
-    raise ValueError(f"ddof and correction can't be provided simultaneously in jnp.{name}.")
+    raise ValueError("ddof and correction can't be provided simultaneously.")
   return correction
 
 
 def _static_axis(axis):
   """A hashable axis for the jitted helpers' static arguments."""
+  if isinstance(axis, (np.ndarray, core.ArrayBase)):
+    axis = np.asarray(util.concrete_or_error(axis, "axis argument to a jnp reduction")).tolist()
   return tuple(axis) if isinstance(axis, list) else axis
 
 
 @functools.partial(jit, static_argnames=("axis", "dtype", "keepdims"))
-def _var(a, ddof, axis, dtype, keepdims, where):
+def _var(a, ddof, axis, dtype, keepdims, where, a_mean):
   a = util.asarray(a)
   aval = util.aval_of(a)
   axes = _reduction_axes(len(aval.shape), axis)
-  compute_dtype, result_dtype = _mean_dtypes(aval.dtype, dtype)
+  compute_dtype, result_dtype = _var_dtypes(aval.dtype, dtype)
   a = lax.convert_element_type(a, compute_dtype, False)
-  centered = ufuncs.subtract(a, mean(a, axis=axes, keepdims=True, where=where))
+  if a_mean is None:
+    a_mean = _mean(a, axis=axes, dtype=compute_dtype, keepdims=True, where=where)
+  else:
+    a_mean = lax.convert_element_type(a_mean, compute_dtype, False)
+  centered = ufuncs.subtract(a, a_mean)
   if dtypes.issubdtype(compute_dtype, np.complexfloating):
     # |x - mean|^2; the variance of complex data is real.
     centered = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
     compute_dtype = dtypes.to_floating_dtype(compute_dtype)
-    if dtype is None:
-      result_dtype = dtypes.to_floating_dtype(result_dtype)
   else:
     centered = lax.square(centered)
-  if where is None:
-    count = lax.convert_element_type(_count(aval.shape, axes), compute_dtype, False)
-  else:
-    mask = util.broadcast_to(where, aval.shape)
-    count = sum(mask, axis=axes, dtype=compute_dtype, keepdims=keepdims)
+  count = _normalizer(aval.shape, axes, keepdims, where, compute_dtype)
   normalizer = lax.sub(count, lax.convert_element_type(ddof, compute_dtype, False))
   total = sum(centered, axis=axes, dtype=compute_dtype, keepdims=keepdims, where=where)
   result = lax.convert_element_type(lax.div(total, normalizer), result_dtype, False)
@@ -251,8 +311,73 @@ def _var(a, ddof, axis, dtype, keepdims, where):
 
 
 @functools.partial(jit, static_argnames=("axis", "dtype", "keepdims"))
-def _std(a, ddof, axis, dtype, keepdims, where):
-  return ufuncs.sqrt(_var(a, ddof, axis, dtype, keepdims, where))
+def _std(a, ddof, axis, dtype, keepdims, where, a_mean):
+  return ufuncs.sqrt(_var(a, ddof, axis, dtype, keepdims, where, a_mean))
+
+
+@functools.partial(jit, static_argnames=("axis", "keepdims"))
+def _ptp(a, axis, keepdims):
+  return lax.sub(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+  """Range of values (maximum - minimum) over ``axis``."""
+  check_arraylike("ptp", a)
+  check_no_out("ptp", out)
+  return _ptp(a, _static_axis(axis), bool(keepdims))
+
+
+@functools.partial(jit, static_argnames=("axis", "keepdims"))
+def _count_nonzero(a, axis, keepdims):
+  a = util.asarray(a)
+  nonzero = lax.ne(a, lax.convert_element_type(0, util.aval_of(a).dtype, False))
+  return sum(nonzero, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+  """Number of nonzero elements over ``axis`` (in the default int dtype)."""
+  check_arraylike("count_nonzero", a)
+  return _count_nonzero(a, _static_axis(axis), bool(keepdims))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+  """Weighted average over ``axis``; with ``returned`` also the sum of weights."""
+  check_arraylike("average", a)
+  if weights is not None:
+    check_arraylike("average", weights)
+  return _average(a, _static_axis(axis), weights, bool(returned), bool(keepdims))
+
+
+@functools.partial(jit, static_argnames=("axis", "returned", "keepdims"))
+def _average(a, axis, weights, returned, keepdims):
+  ndim = util.ndim(a)
+  axes = _reduction_axes(ndim, axis)
+  if weights is None:
+    check_arraylike("average", a)
+    a, = util.promote_dtypes_inexact(a)
+    avg = _mean(a, axis=axis, keepdims=keepdims)
+    weights_sum = lax.full((), _count(util.shape(a), axes), util.aval_of(avg).dtype)
+  else:
+    check_arraylike("average", a, weights)
+    a, weights = util.promote_dtypes_inexact(a, weights)
+    a_shape, w_shape = util.shape(a), util.shape(weights)
+    if a_shape != w_shape:
+      if axis is None:
+        raise ValueError("Axis must be specified when shapes of a and weights differ.")
+      if w_shape != tuple(a_shape[d] for d in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along "
+                         "specified axis.")
+      # Lay the weights along the reduced axes, in the order the axes were given.
+      order = tuple(int(i) for i in np.argsort(axes))
+      kept_shape = tuple(d if i in axes else 1 for i, d in enumerate(a_shape))
+      weights = lax.reshape(weights, kept_shape, order)
+    weights_sum = sum(weights, axis=axis, keepdims=keepdims)
+    avg = lax.div(sum(ufuncs.multiply(a, weights), axis=axis, keepdims=keepdims), weights_sum)
+  if returned:
+    if util.shape(avg) != util.shape(weights_sum):
+      weights_sum = util.broadcast_to(weights_sum, util.shape(avg))
+    return avg, weights_sum
+  return avg
 
 
 # ---------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""Shape manipulation: reshape, ravel, transpose, swapaxes, moveaxis, squeeze,
-expand_dims, broadcast_to, concatenate, stack, hstack/vstack/dstack,
-atleast_1d/2d/3d, flip, shape/ndim/size."""
+"""Shape manipulation: reshape, ravel, transpose, swapaxes, moveaxis, rollaxis,
+squeeze, expand_dims, broadcast_to, concatenate, stack, hstack/vstack/dstack,
+block, split (and its variants), unstack, atleast_1d/2d/3d, flip,
+shape/ndim/size."""
 import functools
+import operator
 
 import numpy as np
 
@@ -147,6 +149,22 @@ def moveaxis(a, source, destination):
     perm.insert(dest, src)
   perm = tuple(perm)
   return a if perm == tuple(range(nd)) else lax.transpose(a, perm)
+
+
+def rollaxis(a, axis, start=0):
+  """``a`` with ``axis`` moved to before position ``start`` (NumPy's older
+  spelling of ``moveaxis``)."""
+  check_arraylike("rollaxis", a)
+  start = operator.index(util.concrete_or_error(start, "'start' argument of jnp.rollaxis()"))
+  nd = util.ndim(a)
+  axis = util.canonicalize_axis(axis, nd)
+  if not -nd <= start <= nd:
+    raise ValueError(f"{start=} must satisfy {-nd}<=start<={nd}")
+  if start < 0:
+    start += nd
+  if start > axis:
+    start -= 1
+  return moveaxis(a, axis, start)
 
 
 def _axes_list(axes, nd):
@@ -337,3 +355,104 @@ def fliplr(m):
 def flipud(m):
   return flip(m, 0)
 
+
+# ---------------------------------------------------------------------------
+# Splitting
+
+def _split_sizes(op, size, indices_or_sections):
+  """The part sizes for ``split``-style arguments (indices or a count)."""
+  if isinstance(indices_or_sections, (tuple, list)) or (
+      isinstance(indices_or_sections, (np.ndarray, core.ArrayBase))
+      and np.ndim(indices_or_sections) > 0):
+    bounds = [0] + [operator.index(util.concrete_or_error(i, f"in jax.numpy.{op} argument 1"))
+                    for i in indices_or_sections] + [size]
+    return [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
+  count = int(util.concrete_or_error(indices_or_sections, f"in jax.numpy.{op} argument 1"))
+  part, rest = divmod(size, count)
+  if rest == 0:
+    return [part] * count
+  if op == "array_split":
+    return [part + 1] * rest + [part] * (count - rest)
+  raise ValueError(f"array split does not result in an equal division: rest is {rest}")
+
+
+def _split(op, ary, indices_or_sections, axis):
+  check_arraylike(op, ary)
+  ary = util.asarray(ary)
+  axis = operator.index(util.concrete_or_error(axis, f"in jax.numpy.{op} argument `axis`"))
+  shape = util.shape(ary)
+  sizes = _split_sizes(op, shape[axis], indices_or_sections)
+  if any(s < 0 for s in sizes):
+    raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
+  axis %= len(shape)
+  out, start = [], 0
+  for s in sizes:
+    out.append(lax.slice_in_dim(ary, start, start + s, axis=axis))
+    start += s
+  return out
+
+
+def split(ary, indices_or_sections, axis=0):
+  """``ary`` cut along ``axis`` into equal parts or at the given indices
+  (which must be static)."""
+  return _split("split", ary, indices_or_sections, axis)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+  """Like ``split``, but a count need not divide the axis evenly."""
+  return _split("array_split", ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+  """``split`` along axis 1 (axis 0 for 1-D arrays)."""
+  check_arraylike("hsplit", ary)
+  return _split("hsplit", ary, indices_or_sections, 0 if util.ndim(ary) == 1 else 1)
+
+
+def vsplit(ary, indices_or_sections):
+  """``split`` along axis 0."""
+  return _split("vsplit", ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+  """``split`` along axis 2."""
+  return _split("dsplit", ary, indices_or_sections, 2)
+
+
+def unstack(x, /, *, axis=0):
+  """The slices of ``x`` along ``axis``, as a tuple."""
+  check_arraylike("unstack", x)
+  x = util.asarray(x)
+  axis = util.canonicalize_axis(axis, util.ndim(x))
+  return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
+               for i in range(util.shape(x)[axis]))
+
+
+# ---------------------------------------------------------------------------
+# Blocks
+
+def _block(xs):
+  """(joined array, nesting depth) of a nested list of arrays."""
+  if isinstance(xs, tuple):
+    raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+  if isinstance(xs, list):
+    if not xs:
+      raise ValueError("jax.numpy.block does not allow empty list arguments")
+    parts, depths = zip(*(_block(x) for x in xs))
+    if any(d != depths[0] for d in depths[1:]):
+      raise ValueError("Mismatched list depths in jax.numpy.block")
+    rank = max(depths[0], max(util.ndim(p) for p in parts))
+    parts = [util.expand_to_rank(p, rank) for p in parts]
+    return concatenate(parts, axis=-depths[0]), depths[0] + 1
+  return util.asarray(xs), 1
+
+
+@jit
+def _block_jit(arrays):
+  return _block(arrays)[0]
+
+
+def block(arrays):
+  """An array assembled from nested lists of blocks: the innermost lists
+  join along the last axis, the next ones along the one before, ..."""
+  return _block_jit(arrays)

@@ -15,7 +15,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.numpy import util
-from purejax._src.numpy.util import (check_no_out, 
+from purejax._src.numpy.util import (check_no_out,
     check_arraylike, promote_args, promote_args_inexact, promote_args_numeric)
 
 
@@ -461,12 +461,14 @@ def _integer_power(base, exponent):
 # where
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-  """x where condition is true, else y (the three-argument form)."""
+  """x where condition is true, else y; with the condition alone it is
+  ``jnp.nonzero(condition, size=size, fill_value=fill_value)``."""
   if x is None and y is None:
-    raise NotImplementedError(
-        "jnp.where(condition) (the one-argument form, which is nonzero) is not "
-        "implemented in purejax yet; use the three-argument form "
-        "jnp.where(condition, x, y).")
+    from purejax._src.numpy.take_put import nonzero
+    return nonzero(condition, size=size, fill_value=fill_value)
+  if size is not None or fill_value is not None:
+    raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                     "function.")
   return _where(condition, x, y)
 
 
@@ -502,3 +504,87 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
   if max is not None:
     arr = minimum(max, arr)
   return util.asarray(arr)
+
+
+# ---------------------------------------------------------------------------
+# NaN-ignoring extrema, angle and the is* predicates
+
+def fmax(x1, x2):
+  """Elementwise maximum ignoring NaNs (NaN only where both are)."""
+  check_arraylike("fmax", x1, x2)
+  return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
+
+
+def fmin(x1, x2):
+  """Elementwise minimum ignoring NaNs (NaN only where both are)."""
+  check_arraylike("fmin", x1, x2)
+  return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
+
+
+@functools.partial(jit, static_argnames=("deg",))
+def angle(z, deg=False):
+  """The argument of complex z (in degrees with ``deg``)."""
+  check_arraylike("angle", z)
+  z = util.asarray(z)
+  re, im = real(z), imag(z)
+  dtype = util.aval_of(re).dtype
+  if not dtypes.issubdtype(dtype, np.inexact) or (
+      dtypes.issubdtype(util.aval_of(z).dtype, np.floating) and util.ndim(z) == 0):
+    dtype = dtypes.default_float_dtype()
+    re = lax.convert_element_type(re, dtype, False)
+    im = lax.convert_element_type(im, dtype, False)
+  out = lax.atan2(im, re)
+  return degrees(out) if deg else out
+
+
+def _isposneginf(name, infinity, x, out):
+  check_arraylike(name, x)
+  check_no_out(name, out)
+  x = util.asarray(x)
+  dtype = util.aval_of(x).dtype
+  if dtypes.issubdtype(dtype, np.floating):
+    return lax.eq(x, lax.convert_element_type(infinity, dtype, False))
+  if dtypes.issubdtype(dtype, np.complexfloating):
+    raise ValueError("isposinf/isneginf are not well defined for complex types")
+  return _full(util.shape(x), False, np.dtype(bool))
+
+
+def isposinf(x, /, out=None):
+  """Whether x is +inf (False for integers)."""
+  return _isposneginf("isposinf", np.inf, x, out)
+
+
+def isneginf(x, /, out=None):
+  """Whether x is -inf (False for integers)."""
+  return _isposneginf("isneginf", -np.inf, x, out)
+
+
+@jit
+def isreal(x):
+  """Whether the imaginary part is zero (True for real dtypes)."""
+  im = imag(x)
+  return lax.eq(im, _zero(im))
+
+
+@jit
+def iscomplex(x):
+  """Whether the imaginary part is nonzero."""
+  im = imag(x)
+  return lax.ne(im, _zero(im))
+
+
+def iscomplexobj(x):
+  """Whether x has a complex dtype (a Python bool, decided by type only)."""
+  if isinstance(x, (complex, np.complexfloating)):
+    return True
+  if x is None or isinstance(x, (bool, int, float, str, np.generic)):
+    return False
+  dtype = getattr(x, "dtype", None)
+  if dtype is None:
+    dtype = np.asarray(x).dtype
+  return dtypes.issubdtype(dtype, np.complexfloating)
+
+
+def isrealobj(x):
+  """Whether x has a non-complex dtype (a Python bool, decided by type only)."""
+  return not iscomplexobj(x)

@@ -11,10 +11,10 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
-from purejax._src.random.lax_extras import bitcast_convert_type
+from purejax._src.lax.convert import bitcast_convert_type
 from purejax._src.random.prng import (   # noqa: F401  (re-exported)
     PRNGKey, UINT_DTYPES, bits, fold_in, random_bits, split)
-from purejax._src.random.special import erf_inv
+from purejax._src.lax.special import erf_inv
 
 
 def check_shape(name, shape, *param_shapes):

@@ -10,9 +10,9 @@ from purejax._src.random import keys as keys_lib
 from purejax._src.random.basic import (
     _normal, _split_typed, _uniform, bernoulli, broadcast_shapes_or, check_shape,
     float_dtype)
-from purejax._src.random.lax_extras import bitcast_convert_type
+from purejax._src.lax.convert import bitcast_convert_type
 from purejax._src.random.prng import random_bits
-from purejax._src.random.special import erf, erf_inv
+from purejax._src.lax.special import erf, erf_inv
 
 
 def _lax():

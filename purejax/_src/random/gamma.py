@@ -29,7 +29,7 @@ from purejax._src.lax import api_elementwise as lax_ew
 from purejax._src.lax.control_flow.loops import while_loop
 from purejax._src.lax.convert import convert_element_type
 from purejax._src.random import gamma_keys as _keys
-from purejax._src.random.gamma_special import random_gamma_grad
+from purejax._src.lax.special import random_gamma_grad
 from purejax._src.vmap import vmap
 import purejax.numpy as jnp
 

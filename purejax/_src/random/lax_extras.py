@@ -1,42 +1,12 @@
-"""Two primitives the samplers need that purejax.lax does not have yet:
-``bitcast_convert_type`` (same-width reinterpretation of bits) and a stable
-``sort_key_val`` of an integer payload (for permutations and top-k).
-They are candidates to move into ``purejax.lax``."""
+"""Primitives the samplers need that purejax.lax does not have yet: a stable
+``sort_key_val`` of an integer payload (for permutations and top-k) and
+``take``.  ``bitcast_convert_type`` moved to purejax.lax (re-exported here)."""
 import numpy as np
 
 from purejax._src import core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
-
-# ---------------------------------------------------------------------------
-# bitcast_convert_type (equal bit widths only)
-
-bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
-bitcast_convert_type_p.impl = lambda x, *, new_dtype: np.asarray(x).view(new_dtype)
-bitcast_convert_type_p.elementwise = True
-
-
-@bitcast_convert_type_p.def_abstract_eval
-def _bitcast_abstract_eval(x, *, new_dtype):
-  if np.dtype(x.dtype).itemsize != np.dtype(new_dtype).itemsize:
-    raise TypeError("bitcast_convert_type here needs equal bit widths, got "
-                    f"{x.dtype} -> {new_dtype}")
-  return core.ShapedArray(x.shape, np.dtype(new_dtype))
-
-
-@bitcast_convert_type_p.def_jvp
-def _bitcast_jvp(primals, tangents, *, new_dtype):
-  # Reinterpreting bits is not differentiable: the tangent is zero.
-  out = bitcast_convert_type_p.bind(*primals, new_dtype=new_dtype)
-  return out, ad.Zero.from_primal_value(out)
-
-
-bitcast_convert_type_p.c_code = None
-
-
-def bitcast_convert_type(x, new_dtype):
-  return bitcast_convert_type_p.bind(x, new_dtype=np.dtype(new_dtype))
-
+from purejax._src.lax.convert import bitcast_convert_type  # noqa: F401  (re-exported)
 
 # ---------------------------------------------------------------------------
 # sort_key_val: sorts ``keys`` along ``dimension`` (stably) and applies the

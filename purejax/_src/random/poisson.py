@@ -22,7 +22,7 @@ from purejax._src.lax.convert import convert_element_type
 from purejax._src.random import gamma_keys as _keys
 from purejax._src.random.gamma import (
     canonical_shape, check_float_dtype, check_shape, default_dtype)
-from purejax._src.random.gamma_special import lgamma
+from purejax._src.lax.special import lgamma
 import purejax.numpy as jnp
 
 __all__ = ["binomial", "poisson"]
@@ -123,7 +123,7 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
 def _stirling_table():
   """fc(k) = log k! - (Stirling's formula) for k = 0..9: the tail that the
   series below is not accurate enough for."""
-  from purejax._src.random.gamma_special import lgamma_np
+  from purejax._src.lax.special_gamma import lgamma_np
   k = np.arange(10, dtype=np.float64)
   return lgamma_np(k + 1) - ((k + 0.5) * np.log(k + 1) - (k + 1)
                              + 0.5 * np.log(2 * np.pi))

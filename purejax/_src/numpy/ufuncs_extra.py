@@ -1,0 +1,755 @@
+"""More elementwise functions under NumPy's names: floating-point
+manipulation (copysign, signbit, frexp, ldexp, spacing, modf, nan_to_num),
+number theory (gcd, lcm), hypot, heaviside, sinc, i0, logaddexp(2) and
+bitwise_count; and ``ufunc``, NumPy's ufunc object (``jnp.add.reduce``...).
+
+Out-of-domain inputs give NumPy's results (NaN, inf, -1...) and dtypes are
+JAX's.  Bits are read with ``bitcast_convert_type`` only where a value has
+no tangent (exponents, sign bits); mantissas are scaled by exact powers of
+two, so derivatives come out right.
+"""
+import functools
+
+import numpy as np
+
+from purejax import lax
+from purejax._src import dtypes
+from purejax._src.api import jit
+from purejax._src.custom_jvp import custom_jvp
+from purejax._src.lax import cumulative as lax_cumulative
+from purejax._src.numpy import reductions
+from purejax._src.numpy import ufuncs
+from purejax._src.numpy import util
+from purejax._src.numpy.util import (
+    check_arraylike, check_no_out, promote_args, promote_args_inexact, promote_args_numeric)
+
+_INT_OF_WIDTH = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+
+
+def _dtype(x):
+  return util.aval_of(x).dtype
+
+
+def _const(x, value):
+  """A constant with x's dtype and weak type."""
+  aval = util.aval_of(x)
+  return lax.convert_element_type(value, aval.dtype, aval.weak_type)
+
+
+def _strong(value, dtype):
+  return lax.convert_element_type(value, dtype, False)
+
+
+def _full_bool(x, value):
+  return lax.full(util.shape(x), value, np.bool_)
+
+
+def _all_weak(*args):
+  """Whether every argument is weakly typed: then (only) some results are, in JAX."""
+  return all(util.aval_of(util.asarray(a)).weak_type for a in args)
+
+
+def _is_complex(x):
+  return dtypes.issubdtype(_dtype(x), np.complexfloating)
+
+
+def _isnan(x):
+  return lax.ne(x, x)
+
+
+# ---------------------------------------------------------------------------
+# Signs and bits
+
+@jit
+def signbit(x, /):
+  """Whether the sign bit is set (so also for -0.0 and negative NaNs)."""
+  x, = promote_args("signbit", x)
+  dtype = _dtype(x)
+  if dtypes.issubdtype(dtype, np.integer):
+    return lax.lt(x, _strong(0, dtype))
+  if dtype == np.bool_:
+    return _full_bool(x, False)
+  if not dtypes.issubdtype(dtype, np.floating):
+    raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
+  bits = lax.bitcast_convert_type(x, _INT_OF_WIDTH[dtype.itemsize])
+  return lax.lt(bits, _strong(0, _dtype(bits)))
+
+
+@jit
+def copysign(x1, x2, /):
+  """|x1| with the sign (bit) of x2."""
+  x1, x2 = promote_args_inexact("copysign", x1, x2)
+  if _is_complex(x1):
+    raise TypeError("copysign does not support complex-valued inputs")
+  magnitude = lax.abs(x1)
+  return ufuncs.where(signbit(x2), lax.neg(magnitude), magnitude)
+
+
+def _pow2(k, dtype):
+  """2.0 ** k (an int32 array in the normal exponent range), built exactly."""
+  info = dtypes.finfo(dtype)
+  # Bits in an int of the float's width (or wider: float16's fit in int32).
+  int_type = _INT_OF_WIDTH[max(np.dtype(dtype).itemsize, 4)]
+  biased = lax.convert_element_type(lax.add(k, _strong(1 - info.minexp, np.int32)), int_type,
+                                    False)
+  bits = lax.shift_left(biased, _strong(info.nmant, int_type))
+  bits = lax.convert_element_type(bits, _INT_OF_WIDTH[np.dtype(dtype).itemsize], False)
+  return lax.bitcast_convert_type(bits, dtype)
+
+
+def _exponent(x):
+  """The exponent e of x = m * 2**e with 0.5 <= |m| < 1 (int32; 0 for 0,
+  inf and NaN).  Subnormals are scaled into the normal range first."""
+  dtype = _dtype(x)
+  info = dtypes.finfo(dtype)
+  tiny = lax.lt(lax.abs(x), _const(x, info.tiny))
+  scaled = lax.mul(x, ufuncs.where(tiny, _const(x, 2.0 ** info.nmant), _const(x, 1)))
+  int_type = _INT_OF_WIDTH[max(dtype.itemsize, 4)]
+  bits = lax.bitcast_convert_type(scaled, _INT_OF_WIDTH[dtype.itemsize])
+  field = lax.convert_element_type(bits, int_type, False)
+  field = lax.bitwise_and(lax.shift_right_logical(field, _strong(info.nmant, int_type)),
+                          _strong((1 << info.nexp) - 1, int_type))
+  field = lax.convert_element_type(field, np.int32, False)
+  e = lax.sub(field, _strong(-info.minexp, np.int32))
+  e = lax.sub(e, ufuncs.where(tiny, _strong(info.nmant, np.int32), _strong(0, np.int32)))
+  special = lax.bitwise_or(lax.bitwise_not(lax.is_finite(x)), lax.eq(x, _const(x, 0)))
+  return ufuncs.where(special, _strong(0, np.int32), e)
+
+
+@jit
+def frexp(x, /):
+  """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1;
+  0, inf and NaN come back unchanged with exponent 0."""
+  check_arraylike("frexp", x)
+  x, = util.promote_dtypes_inexact(x)
+  if _is_complex(x):
+    raise TypeError("frexp does not support complex-valued inputs")
+  dtype = _dtype(x)
+  e = _exponent(x)
+  # x * 2**-e as two exact scalings by normal powers of two (subnormals too:
+  # scaling them up loses no bits).
+  half = lax.div(e, _strong(2, np.int32))
+  mantissa = lax.mul(lax.mul(x, _pow2(lax.neg(half), dtype)),
+                     _pow2(lax.sub(half, e), dtype))
+  special = lax.bitwise_or(lax.bitwise_not(lax.is_finite(x)), lax.eq(x, _const(x, 0)))
+  return ufuncs.where(special, x, mantissa), e
+
+
+def _clipped_int32(n):
+  """An integer array as int32, clipped far past any float exponent range."""
+  dtype = _dtype(n)
+  info = dtypes.iinfo(dtype)
+  lo, hi = max(info.min, -(1 << 16)), min(info.max, 1 << 16)
+  if (lo, hi) != (info.min, info.max):
+    n = lax.clamp(_strong(lo, dtype), n, _strong(hi, dtype))
+  return lax.convert_element_type(n, np.int32, False)
+
+
+@jit
+def ldexp(x1, x2, /):
+  """x1 * 2**x2 for an integer x2, rounded once (also into subnormals)."""
+  check_arraylike("ldexp", x1, x2)
+  d1, d2 = _dtype(util.asarray(x1)), _dtype(util.asarray(x2))
+  if dtypes.issubdtype(d1, np.complexfloating) or dtypes.issubdtype(d2, np.inexact):
+    raise ValueError(f"ldexp not supported for input types {(d1, d2)}")
+  x1, = promote_args_inexact("ldexp", x1)
+  x2 = util.asarray(x2)
+  if d2 == np.bool_:
+    x2 = lax.convert_element_type(x2, np.int32, False)
+  dtype = _dtype(x1)
+  info = dtypes.finfo(dtype)
+  mantissa, e = frexp(x1)
+  total = lax.add(e, _clipped_int32(x2))
+  # mantissa * 2**a stays normal and exact; the single rounding is * 2**b.
+  a = lax.clamp(_strong(info.minexp + 1, np.int32), total, _strong(info.maxexp - 1, np.int32))
+  b = lax.clamp(_strong(info.minexp, np.int32), lax.sub(total, a),
+                _strong(info.maxexp - 1, np.int32))
+  mantissa, a, b = util.broadcast_arrays(mantissa, a, b)
+  out = lax.mul(lax.mul(mantissa, _pow2(a, dtype)), _pow2(b, dtype))
+  return lax.convert_element_type(out, dtype, False)   # never weak, as in JAX
+
+
+@jit
+def spacing(x, /):
+  """Distance from x to the next representable number away from zero."""
+  x, = promote_args_inexact("spacing", x)
+  if _is_complex(x):
+    raise ValueError("jnp.spacing is not defined for complex inputs.")
+  inf = _const(x, np.inf)
+  x = lax.convert_element_type(x, _dtype(x), False)   # the result is never weak
+  if _dtype(x) == np.float16:
+    # As JAX: toward +inf for float16.
+    return lax.sub(lax.nextafter(x, util.broadcast_to(inf, util.shape(x))), x)
+  step = lax.sub(lax.nextafter(x, copysign(inf, x)), x)
+  smallest = copysign(_const(x, dtypes.finfo(_dtype(x)).smallest_subnormal), x)
+  return ufuncs.where(lax.eq(step, _const(x, 0)), smallest, step)
+
+
+@jit
+def modf(x, /, out=None):
+  """(fractional part, integral part), both with x's sign."""
+  check_arraylike("modf", x)
+  check_no_out("modf", out)
+  x, = util.promote_dtypes_inexact(x)
+  whole = ufuncs.where(lax.ge(x, _const(x, 0)), ufuncs.floor(x), ufuncs.ceil(x))
+  # NumPy's fractions carry x's sign, and are +-0 for infinities.
+  frac = ufuncs.where(ufuncs.isinf(x), _const(x, 0), lax.sub(x, whole))
+  return copysign(frac, x), whole
+
+
+@jit
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+  """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (by default the
+  dtype's largest and smallest finite values)."""
+  del copy
+  check_arraylike("nan_to_num", x)
+  x = util.asarray(x)
+  dtype = _dtype(x)
+  if not dtypes.issubdtype(dtype, np.inexact):
+    return x
+  if dtypes.issubdtype(dtype, np.complexfloating):
+    part = lambda p: nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
+    return lax.complex(part(lax.real(x)), part(lax.imag(x)))
+  info = dtypes.finfo(dtype)
+  posinf = info.max if posinf is None else posinf
+  neginf = info.min if neginf is None else neginf
+  as_x = lambda v: util.broadcast_to(_strong(v, dtype), util.shape(x))
+  out = ufuncs.where(_isnan(x), as_x(nan), x)
+  out = ufuncs.where(lax.eq(out, _const(x, np.inf)), as_x(posinf), out)
+  return ufuncs.where(lax.eq(out, _const(x, -np.inf)), as_x(neginf), out)
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic
+
+def _gcd_step(pair):
+  # Unsigned operands: every step makes progress (|int_min| is no trap).
+  a, b = pair
+  nonzero = lax.ne(b, _const(b, 0))
+  safe_b = ufuncs.where(nonzero, b, _const(b, 1))
+  a, b = ufuncs.where(nonzero, b, a), ufuncs.where(nonzero, lax.rem(a, safe_b), b)
+  return ufuncs.where(lax.lt(a, b), b, a), ufuncs.where(lax.lt(a, b), a, b)
+
+
+@jit
+def gcd(x1, x2):
+  """Greatest common divisor of |x1| and |x2| (Euclid's algorithm)."""
+  check_arraylike("gcd", x1, x2)
+  x1, x2 = util.promote_dtypes(x1, x2)
+  if not dtypes.issubdtype(_dtype(x1), np.integer):
+    raise ValueError("Arguments to jax.numpy.gcd must be integers.")
+  dtype = _dtype(x1)
+  unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
+  # |x| as unsigned: |int_min| wraps back to int_min at the end, as in NumPy.
+  x1, x2 = (lax.convert_element_type(ufuncs.absolute(x), unsigned, False)
+            for x in util.broadcast_arrays(x1, x2))
+  pending = lambda pair: reductions.any(lax.ne(pair[1], _const(pair[1], 0)))
+  out = lax.while_loop(pending, _gcd_step, (x1, x2))[0]
+  return lax.convert_element_type(out, dtype, False)
+
+
+@jit
+def lcm(x1, x2):
+  """Least common multiple of |x1| and |x2| (0 if either is 0)."""
+  check_arraylike("lcm", x1, x2)
+  x1, x2 = util.promote_dtypes(x1, x2)
+  x1, x2 = ufuncs.absolute(x1), ufuncs.absolute(x2)
+  if not dtypes.issubdtype(_dtype(x1), np.integer):
+    raise ValueError("Arguments to jax.numpy.lcm must be integers.")
+  d = gcd(x1, x2)
+  zero = lax.eq(d, _const(d, 0))
+  safe_d = ufuncs.where(zero, _const(d, 1), d)
+  return ufuncs.where(zero, _const(d, 0), ufuncs.multiply(x1, ufuncs.floor_divide(x2, safe_d)))
+
+
+@jit
+def heaviside(x1, x2, /):
+  """0 for x1 < 0, 1 for x1 > 0, x2 at 0 (NaN stays NaN)."""
+  check_arraylike("heaviside", x1, x2)
+  weak = _all_weak(x1, x2)
+  x1, x2 = util.promote_dtypes_inexact(x1, x2)
+  zero, one = _const(x1, 0), _const(x1, 1)
+  at_zero = ufuncs.where(_isnan(x1), x1, x2)
+  out = ufuncs.where(lax.lt(x1, zero), zero, ufuncs.where(lax.gt(x1, zero), one, at_zero))
+  return lax.convert_element_type(out, _dtype(out), weak)
+
+
+@jit
+def hypot(x1, x2, /):
+  """sqrt(x1**2 + x2**2) without overflow or underflow (inf beats NaN)."""
+  check_arraylike("hypot", x1, x2)
+  weak = _all_weak(x1, x2)
+  x1, x2 = promote_args_inexact("hypot", x1, x2)
+  if _is_complex(x1):
+    raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                     "convert to real values first, such as by using abs(x)")
+  x1, x2 = lax.abs(x1), lax.abs(x2)
+  inf = _const(x1, np.inf)
+  any_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
+  big, small = ufuncs.maximum(x1, x2), ufuncs.minimum(x1, x2)
+  zero = lax.eq(big, _const(big, 0))
+  ratio = lax.div(small, ufuncs.where(zero, _const(big, 1), big))
+  out = ufuncs.where(zero, big, lax.mul(big, lax.sqrt(lax.add(_const(ratio, 1),
+                                                               lax.square(ratio)))))
+  out = ufuncs.where(any_inf, _const(out, np.inf), out)
+  return lax.convert_element_type(out, _dtype(out), weak)
+
+
+@jit
+def bitwise_count(x, /):
+  """Number of set bits of |x|, as uint8."""
+  x, = promote_args_numeric("bitwise_count", x)
+  count = lax.population_count(ufuncs.absolute(x))
+  return lax.convert_element_type(count, np.uint8, False)
+
+
+# ---------------------------------------------------------------------------
+# logaddexp, logaddexp2, sinc, i0
+
+def _logaddexp(x1, x2, /):
+  """log(exp(x1) + exp(x2)) without overflow (a custom JVP keeps gradients
+  finite at infinities)."""
+  x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+  return lax_cumulative.logaddexp(x1, x2)
+
+
+@custom_jvp
+def _logaddexp2(x1, x2):
+  return lax_cumulative.log_add(x1, x2, lax.exp2, log1p_scale=1 / np.log(2),
+                                half_period=np.pi / np.log(2))
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+  x1, x2 = primals
+  t1, t2 = tangents
+  out = _logaddexp2(x1, x2)
+  fix = lax_cumulative.replace_posinf
+  w1 = lax.exp2(lax.sub(fix(x1), fix(out)))
+  w2 = lax.exp2(lax.sub(fix(x2), fix(out)))
+  return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
+
+
+_logaddexp2.__name__ = "logaddexp2"
+
+
+def _logaddexp2_call(x1, x2, /):
+  """log2(2**x1 + 2**x2) without overflow."""
+  x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+  return _logaddexp2(x1, x2)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, x):
+  """The k-th derivative of sin(y)/y at y = 0, shaped like x; its JVP is the
+  next derivative, so every derivative of sinc at 0 is finite."""
+  coefficient = 0.0 if k % 2 else (-1) ** (k // 2) / (k + 1)
+  return lax.add(lax.mul(x, _const(x, 0)), _const(x, coefficient))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+  (x,), (t,) = primals, tangents
+  return _sinc_maclaurin(k, x), lax.mul(t, _sinc_maclaurin(k + 1, x))
+
+
+@jit
+def sinc(x, /):
+  """sin(pi x) / (pi x), with sinc(0) = 1 (and smooth there)."""
+  check_arraylike("sinc", x)
+  x, = util.promote_dtypes_inexact(x)
+  at_zero = lax.eq(x, _const(x, 0))
+  pi_x = lax.mul(_const(x, np.pi), x)
+  safe = ufuncs.where(at_zero, _const(x, 1), pi_x)
+  return ufuncs.where(at_zero, _sinc_maclaurin(0, pi_x), lax.div(lax.sin(safe), safe))
+
+
+@custom_jvp
+def _i0(x):
+  abs_x = lax.abs(x)
+  return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+  from purejax._src import ad_api
+  out, tangent = ad_api.jvp(_i0.fun, primals, tangents)
+  x, = primals
+  # I0 is even and smooth: its slope at 0 is exactly 0.
+  return out, ufuncs.where(lax.eq(x, _const(x, 0)), _const(tangent, 0), tangent)
+
+
+@jit
+def i0(x):
+  """The modified Bessel function of the first kind, order 0 (its slope at
+  0 is exactly 0)."""
+  x, = promote_args_inexact("i0", x)
+  dtype = _dtype(x)
+  if not dtypes.issubdtype(dtype, np.floating):
+    raise ValueError(f"Unsupported input type to jax.numpy.i0: {dtype}")
+  if dtype.itemsize < 4:   # half floats: evaluate the series in float32
+    wide = lax.convert_element_type(x, np.float32, util.aval_of(x).weak_type)
+    return lax.convert_element_type(_i0(wide), dtype, util.aval_of(x).weak_type)
+  return _i0(x)
+
+
+
+# ---------------------------------------------------------------------------
+# jnp.ufunc: NumPy's ufunc object
+
+_AT_INPLACE_MESSAGE = (
+    "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace like "
+    "np.ufunc.at(). Instead, you can pass inplace=False and capture the result; e.g.\n"
+    ">>> arr = jnp.add.at(arr, ind, val, inplace=False)\n")
+
+
+def _ravel(x):
+  return lax.reshape(x, (int(np.prod(util.shape(x))),))
+
+
+def _result_dtype(func, *args):
+  """The dtype ``func`` gives for scalars of the arguments' dtypes."""
+  from purejax._src.api import eval_shape
+  ones = [lax.full((), 1, _dtype(util.asarray(a))) for a in args]
+  return np.dtype(eval_shape(func, *ones).dtype)
+
+
+class ufunc:
+  """A NumPy-style universal function: call it elementwise (with
+  broadcasting), or use ``reduce``, ``accumulate``, ``outer``, ``at`` and
+  ``reduceat``.  Methods without a dedicated implementation loop over the
+  axis with ``fori_loop``/``scan``, as JAX's do."""
+
+  def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None, call=None,
+               reduce=None, accumulate=None, at=None, reduceat=None):
+    self.__doc__ = func.__doc__
+    self.__name__ = name or func.__name__
+    self._func = func
+    self.nin, self.nout = int(nin), int(nout)
+    self.nargs = int(nargs or nin)
+    self.identity = identity
+    self._impls = dict(call=call, reduce=reduce, accumulate=accumulate, at=at,
+                       reduceat=reduceat)
+
+  def _key(self):
+    return (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs)
+
+  def __hash__(self):
+    return hash(self._key())
+
+  def __eq__(self, other):
+    return isinstance(other, ufunc) and self._key() == other._key()
+
+  def __repr__(self):
+    return f"<jnp.ufunc '{self.__name__}'>"
+
+  def __call__(self, *args, out=None, where=None):
+    check_arraylike(self.__name__, *args)
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self}")
+    if where is not None:
+      raise NotImplementedError(f"where argument of {self}")
+    return (self._impls["call"] or self._call_vectorized)(*args)
+
+  def _call_vectorized(self, *args):
+    # Elementwise: vmap over the flattened broadcast operands.
+    from purejax._src.vmap import vmap
+    args = util.broadcast_arrays(*args)
+    shape = util.shape(args[0]) if args else ()
+    flat = vmap(self._func)(*[_ravel(a) for a in args])
+    from purejax._src import tree_util
+    return tree_util.tree_map(lambda y: lax.reshape(y, shape + util.shape(y)[1:]), flat)
+
+  def _binary_only(self, method):
+    if self.nin != 2:
+      raise ValueError(f"{method} only supported for binary ufuncs")
+    if self.nout != 1:
+      raise ValueError(f"{method} only supported for functions returning a single value")
+
+  def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Reduces ``a`` over ``axis`` by repeatedly applying this binary ufunc."""
+    check_arraylike(f"{self.__name__}.reduce", a)
+    self._binary_only("reduce")
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
+    if initial is not None:
+      check_arraylike(f"{self.__name__}.reduce", initial)
+    if where is not None:
+      check_arraylike(f"{self.__name__}.reduce", where)
+      if self.identity is None and initial is None:
+        raise ValueError(f"reduction operation {self.__name__!r} does not have an identity, "
+                         "so to use a where mask one has to specify 'initial'.")
+      if _dtype(where) != np.bool_:
+        raise ValueError(f"where argument must have dtype=bool; got dtype={_dtype(where)}")
+    impl = self._impls["reduce"] or self._reduce_via_loop
+    return impl(a, axis=reductions._static_axis(axis), dtype=dtype, keepdims=keepdims,
+                initial=initial, where=where)
+
+  def _reduce_via_loop(self, a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+    a = util.asarray(a)
+    dtype = dtypes.canonicalize_user_dtype(dtype, f"{self.__name__}.reduce")
+    dtype = _result_dtype(self._func, a, a) if dtype is None else dtype
+    if isinstance(axis, tuple):
+      raise NotImplementedError(f"{self.__name__}.reduce over a tuple of axes")
+    if where is not None:
+      where = util.broadcast_to(where, util.shape(a))
+    if axis is None:
+      final_shape = (1,) * util.ndim(a) if keepdims else ()
+      a, where = _ravel(a), None if where is None else _ravel(where)
+      axis = 0
+    else:
+      axis = util.canonicalize_axis(axis, util.ndim(a))
+      shape = list(util.shape(a))
+      final_shape = tuple(shape[:axis] + ([1] if keepdims else []) + shape[axis + 1:])
+      from purejax._src.numpy.shape_ops import moveaxis
+      a = moveaxis(a, axis, 0)
+      where = None if where is None else moveaxis(where, axis, 0)
+    n = util.shape(a)[0]
+    start = self.identity if initial is None else initial
+    if n == 0:
+      if start is None:
+        raise ValueError(f"zero-size array to reduction operation {self.__name__} which has "
+                         "no identity")
+      return lax.full(final_shape, start, dtype)
+    row = lambda i: lax.convert_element_type(lax.dynamic_index_in_dim(a, i, 0, False), dtype,
+                                             False)
+
+    def body(i, acc):
+      new = self(acc, row(i))
+      return new if where is None else ufuncs.where(
+          lax.dynamic_index_in_dim(where, i, 0, False), new, acc)
+
+    if start is None:
+      first, acc = 1, row(0)
+    else:
+      first = 0
+      acc = util.broadcast_to(lax.convert_element_type(start, dtype, False), util.shape(a)[1:])
+    result = lax.fori_loop(first, n, body, acc)
+    return lax.reshape(result, final_shape) if keepdims else result
+
+  def accumulate(self, a, axis=0, dtype=None, out=None):
+    """Running reduction of ``a`` along ``axis`` (``cumsum`` for add)."""
+    self._binary_only("accumulate")
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+    check_arraylike(f"{self.__name__}.accumulate", a)
+    impl = self._impls["accumulate"] or self._accumulate_via_scan
+    return impl(a, axis=axis, dtype=dtype)
+
+  def _accumulate_via_scan(self, a, axis=0, dtype=None):
+    a = util.asarray(a)
+    dtype = dtypes.canonicalize_user_dtype(dtype, f"{self.__name__}.accumulate")
+    dtype = _result_dtype(self._func, a, a) if dtype is None else dtype
+    if axis is None or isinstance(axis, tuple):
+      raise ValueError("accumulate does not allow multiple axes")
+    axis = util.canonicalize_axis(axis, util.ndim(a))
+    if 0 in util.shape(a):
+      return lax.full(util.shape(a), 0, dtype)
+    from purejax._src.numpy.shape_ops import moveaxis
+    rows = lax.convert_element_type(moveaxis(a, axis, 0), dtype, False)
+    first = lax.index_in_dim(rows, 0, 0, keepdims=False)
+    step = lambda acc, x: (lambda y: (y, y))(lax.convert_element_type(self(acc, x), dtype,
+                                                                      False))
+    _, rest = lax.scan(step, first, lax.slice_in_dim(rows, 1, None, 1, 0))
+    return moveaxis(lax.concatenate([util.expand_dims_at(first, (0,)), rest], 0), 0, axis)
+
+  def outer(self, A, B, /):
+    """``self(a, b)`` for every pair of elements: shape A.shape + B.shape."""
+    self._binary_only("outer")
+    check_arraylike(f"{self.__name__}.outer", A, B)
+    from purejax._src.vmap import vmap
+    A, B = util.asarray(A), util.asarray(B)
+    result = vmap(vmap(self, (None, 0)), (0, None))(_ravel(A), _ravel(B))
+    return lax.reshape(result, util.shape(A) + util.shape(B))
+
+  def at(self, a, indices, b=None, /, *, inplace=True):
+    """``a`` with this ufunc applied at ``indices`` (repeated indices apply
+    repeatedly).  ``inplace=False`` is required: arrays are immutable."""
+    if inplace:
+      raise NotImplementedError(_AT_INPLACE_MESSAGE)
+    impl = self._impls["at"] or self._at_via_scan
+    return impl(a, indices) if b is None else impl(a, indices, b)
+
+  def _at_via_scan(self, a, indices, *args):
+    check_arraylike(f"{self.__name__}.at", a, *args)
+    dtype = _result_dtype(self._func, a, *args)
+    a = lax.convert_element_type(util.asarray(a), dtype, False)
+    args = [lax.convert_element_type(util.asarray(x), dtype, False) for x in args]
+    indices = indices if isinstance(indices, tuple) else (indices,)
+    arrays = [i for i in indices if not isinstance(i, slice) and i is not None
+              and i is not Ellipsis]
+    shape = util.broadcast_shapes(*[util.shape(util.asarray(i)) for i in arrays]) if arrays else ()
+    if not shape:
+      return a.at[indices].set(self(a.at[indices].get(), *args))
+    count = int(np.prod(shape))
+    flat = [i if isinstance(i, slice) or i is None or i is Ellipsis
+            else _ravel(util.broadcast_to(i, shape)) for i in indices]
+    if args:
+      value = args[0]
+      value = util.broadcast_to(value, shape + util.shape(value)[len(shape):])
+      args = [lax.reshape(value, (count,) + util.shape(value)[len(shape):])]
+
+    def step(acc, k):
+      idx = tuple(i if isinstance(i, slice) or i is None or i is Ellipsis else i[k]
+                  for i in flat)
+      return acc.at[idx].set(self(acc.at[idx].get(), *[x[k] for x in args])), None
+
+    return lax.scan(step, a, lax.iota(np.int32, count))[0]
+
+  def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+    """Reductions of ``a`` over the slices [indices[i], indices[i+1]) along
+    ``axis`` (just a[indices[i]] where indices[i+1] <= indices[i])."""
+    self._binary_only("reduceat")
+    if out is not None:
+      raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+    impl = self._impls["reduceat"] or self._reduceat_via_loop
+    return impl(a, indices, axis=axis, dtype=dtype)
+
+  def _reduceat_via_loop(self, a, indices, axis=0, dtype=None):
+    check_arraylike(f"{self.__name__}.reduceat", a, indices)
+    a, indices = util.asarray(a), util.asarray(indices)
+    if util.ndim(a) == 0:
+      raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape={util.shape(a)}")
+    if util.ndim(indices) != 1:
+      raise ValueError("reduceat: indices must be one-dimensional, got "
+                       f"indices.shape={util.shape(indices)}")
+    if axis is None or isinstance(axis, (tuple, list)):
+      raise ValueError("reduceat requires a single integer axis.")
+    axis = util.canonicalize_axis(axis, util.ndim(a))
+    if dtype is not None:
+      a = lax.convert_element_type(a, dtypes.canonicalize_user_dtype(dtype), False)
+    from purejax._src.numpy.shape_ops import moveaxis
+    rows = moveaxis(a, axis, 0)
+    n = util.shape(rows)[0]
+    out = rows[indices]
+    ends = lax.concatenate([lax.slice_in_dim(indices, 1, None, 1, 0),
+                            lax.full((1,), n, _dtype(indices))], 0)
+    starts = lax.broadcast_in_dim(indices, util.shape(out), (0,))
+    ends = lax.broadcast_in_dim(ends, util.shape(out), (0,))
+
+    def body(i, acc):
+      i = lax.convert_element_type(i, _dtype(indices), False)
+      inside = lax.bitwise_and(lax.gt(i, starts), lax.lt(i, ends))
+      row = lax.dynamic_index_in_dim(rows, i, 0, True)
+      return ufuncs.where(inside, self(acc, row), acc)
+
+    out = lax.fori_loop(0, n, body, out)
+    return moveaxis(out, 0, axis)
+
+
+def frompyfunc(func, /, nin, nout, *, identity=None):
+  """A ``jnp.ufunc`` from a function of scalars (built from jnp/lax ops)."""
+  return ufunc(func, nin, nout, identity=identity)
+
+
+# ---------------------------------------------------------------------------
+# The ufunc objects of jax.numpy, with their dedicated methods
+
+def _monoid_reduction(name, lax_reduce, combine, identity, logical):
+  """``ufunc.reduce`` for the bitwise (integers only) and logical ufuncs."""
+
+  def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    check_arraylike(name, a)
+    check_no_out(name, out)
+    where = reductions.check_where(name, where)
+    a = util.asarray(a)
+    if logical:
+      if _is_complex(a):
+        a = lax.real(a)
+      a = lax.convert_element_type(a, np.bool_, False)
+    elif not (_dtype(a) == np.bool_ or dtypes.issubdtype(_dtype(a), np.integer)):
+      raise ValueError(f"integer argument required; got dtype={_dtype(a)}")
+    dtype = dtypes.canonicalize_user_dtype(dtype, name) or _dtype(a)
+    a = lax.convert_element_type(a, dtype, False)
+    axes = reductions._reduction_axes(util.ndim(a), axis)
+    if where is not None:
+      fill = _strong(np.array(identity).astype(dtype), dtype)
+      a = ufuncs.where(where, a, fill)
+    result = lax_reduce(a, axes)
+    if initial is not None:
+      result = combine(_strong(initial, dtype), result)
+    return util.expand_dims_at(result, axes) if keepdims else result
+
+  return reduce
+
+
+def _logsumexp(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+               base2=False):
+  """log(sum(exp(a))) over ``axis``, shifted by the maximum so nothing overflows."""
+  name = "logaddexp2.reduce" if base2 else "logaddexp.reduce"
+  check_arraylike(name, a)
+  check_no_out(name, out)
+  dtypes.canonicalize_user_dtype(dtype, name)   # checked, but unused (as in JAX)
+  where = reductions.check_where(name, where)
+  a, = util.promote_dtypes_inexact(a)
+  if base2:
+    a = ufuncs.multiply(a, float(np.log(2)))
+    initial = None if initial is None else ufuncs.multiply(initial, float(np.log(2)))
+  axes = reductions._reduction_axes(util.ndim(a), axis)
+  amax = reductions.max(ufuncs.real(a), axis=axes, keepdims=True, where=where,
+                        initial=-np.inf)
+  amax = lax.stop_gradient(ufuncs.where(lax.is_finite(amax), amax, _const(amax, 0)))
+  shifted = lax.exp(lax.sub(a, lax.convert_element_type(amax, _dtype(a), False)))
+  total = reductions.sum(shifted, axis=axes, keepdims=keepdims, where=where)
+  amax = amax if keepdims else lax.reshape(amax, util.shape(total))
+  out = lax.add(lax.log(total), lax.convert_element_type(amax, _dtype(total), False))
+  if initial is not None:
+    out = logaddexp(initial, out)
+  return ufuncs.true_divide(out, float(np.log(2))) if base2 else out
+
+
+def _at_with(method, bool_as_int=False):
+  def at(a, indices, b):
+    a = util.asarray(a)
+    if bool_as_int and _dtype(a) == np.bool_:
+      b = lax.convert_element_type(lax.convert_element_type(b, np.bool_, False), np.int32, False)
+      a = lax.convert_element_type(a, np.int32, False)
+      return lax.convert_element_type(getattr(a.at[indices], method)(b), np.bool_, False)
+    return getattr(a.at[indices], method)(b)
+  return at
+
+
+def _binary_ufunc(func, identity=None, **methods):
+  return ufunc(func, 2, 1, name=func.__name__, identity=identity, call=func, **methods)
+
+
+def _cumulative(fn_name):
+  def accumulate(a, axis=0, dtype=None):
+    from purejax._src.numpy import cumulative
+    return getattr(cumulative, fn_name)(a, axis=axis, dtype=dtype)
+  return accumulate
+
+
+negative = ufunc(ufuncs.negative, 1, 1, name="negative", call=ufuncs.negative)
+add = _binary_ufunc(ufuncs.add, 0, reduce=reductions.sum, accumulate=_cumulative("cumsum"),
+                    at=_at_with("add", bool_as_int=True))
+multiply = _binary_ufunc(ufuncs.multiply, 1, reduce=reductions.prod,
+                         accumulate=_cumulative("cumprod"),
+                         at=_at_with("multiply", bool_as_int=True))
+subtract = _binary_ufunc(ufuncs.subtract, at=_at_with("subtract"))
+def _extremum_reduction(reduction):
+  def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    if dtype is not None:
+      a = lax.convert_element_type(a, dtypes.canonicalize_user_dtype(dtype), False)
+    return reduction(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+  return reduce
+
+
+maximum = _binary_ufunc(ufuncs.maximum, reduce=_extremum_reduction(reductions.max))
+minimum = _binary_ufunc(ufuncs.minimum, reduce=_extremum_reduction(reductions.min))
+bitwise_and = _binary_ufunc(ufuncs.bitwise_and, -1, reduce=_monoid_reduction(
+    "reduce_bitwise_and", lax.reduce_and, lax.bitwise_and, -1, logical=False))
+bitwise_or = _binary_ufunc(ufuncs.bitwise_or, 0, reduce=_monoid_reduction(
+    "reduce_bitwise_or", lax.reduce_or, lax.bitwise_or, 0, logical=False))
+bitwise_xor = _binary_ufunc(ufuncs.bitwise_xor, 0, reduce=_monoid_reduction(
+    "reduce_bitwise_xor", lax.reduce_xor, lax.bitwise_xor, 0, logical=False))
+logical_and = _binary_ufunc(ufuncs.logical_and, True, reduce=_monoid_reduction(
+    "reduce_logical_and", lax.reduce_and, lax.bitwise_and, True, logical=True))
+logical_or = _binary_ufunc(ufuncs.logical_or, False, reduce=_monoid_reduction(
+    "reduce_logical_or", lax.reduce_or, lax.bitwise_or, False, logical=True))
+logical_xor = _binary_ufunc(ufuncs.logical_xor, False, reduce=_monoid_reduction(
+    "reduce_logical_xor", lax.reduce_xor, lax.bitwise_xor, False, logical=True))
+logaddexp = ufunc(_logaddexp, 2, 1, name="logaddexp", identity=-np.inf, call=_logaddexp,
+                  reduce=_logsumexp)
+logaddexp2 = ufunc(_logaddexp2_call, 2, 1, name="logaddexp2", identity=-np.inf,
+                   call=_logaddexp2_call, reduce=functools.partial(_logsumexp, base2=True))
