@@ -302,3 +302,11 @@ def _with_modules(f, real_jax, real_jnp):
   import types
   globs = dict(f.__globals__, jax=real_jax, jnp=real_jnp)
   return types.FunctionType(f.__code__, globs, f.__name__, f.__defaults__, f.__closure__)
+
+
+def test_inline_jit_stages_no_call():
+  f = jax.jit(lambda x: jnp.sin(x) * 2, inline=True)
+  text = str(jax.make_jaxpr(lambda x: f(x) + 1)(1.0))
+  assert "jit" not in text and "sin" in text
+  assert "jit[" in str(jax.make_jaxpr(lambda x: jax.jit(jnp.sin)(x) + 1)(1.0))
+  assert float(f(1.0)) == pytest.approx(2 * np.sin(1.0))

@@ -230,3 +230,14 @@ def test_dynamic_index_jaxprs_print_like_jax(jax, name, make, index):
     assert isinstance(ours, Exception) and str(ours) == str(expected)
   else:
     assert ours == expected
+
+
+def test_max_min_order_negative_zero_below_positive_zero():
+  jax = pytest.importorskip("jax")
+  a = np.float32([0., -0., np.nan, 1., -0., 2., -3.])
+  b = np.float32([-0., 0., 1., np.nan, -0., 2., 5.])
+  for name in ("max", "min"):
+    ours = np.asarray(getattr(lax, name)(a, b))
+    theirs = np.asarray(getattr(jax.lax, name)(a, b))
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))

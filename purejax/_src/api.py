@@ -13,7 +13,7 @@ from purejax._src import tree_util
 from purejax._src.array import Array, wrap_numpy
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
-from purejax._src.jaxpr import ClosedJaxpr
+from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
 from purejax._src.pjit import executable_for, pjit_p
 
 
@@ -187,6 +187,7 @@ class JitWrapped:
         fun, static_argnums, static_argnames)
     self._donate_argnums = donate_argnums
     self._options = (self._static_argnums, self._static_argnames, inline)
+    self._inline = inline
     functools.update_wrapper(self, fun, updated=())
     self._traces = self._shared_cache()
 
@@ -235,6 +236,9 @@ class JitWrapped:
     inputs = traced.consts + split.leaves
     if core.current_trace() is core.eval_trace:
       outs = _run_compiled(traced, inputs)
+    elif self._inline and isinstance(core.current_trace(), pe.DynamicJaxprTrace):
+      # Staged into the caller's jaxpr equation by equation, with no call.
+      outs = eval_jaxpr(traced.jaxpr.jaxpr, traced.jaxpr.consts, *inputs)
     else:
       outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr,
                          name=source_info.function_name(self._fun))

@@ -71,17 +71,19 @@ from purejax._src.numpy.calculus import (
 from purejax._src.numpy.ufuncs import (
     angle, fmax, fmin, iscomplex, iscomplexobj, isneginf, isposinf, isreal, isrealobj)
 from purejax._src.numpy.ufuncs_extra import (
-    bitwise_count, copysign, frexp, frompyfunc, gcd, heaviside, hypot, i0, lcm, ldexp, modf,
-    nan_to_num, signbit, sinc, spacing, ufunc)
+    bitwise_count, copysign, frexp, gcd, heaviside, hypot, i0, lcm, ldexp, modf, nan_to_num,
+    signbit, sinc, spacing)
+from purejax._src.numpy.ufunc_api import frompyfunc, ufunc
 # jnp.ufunc objects (with .reduce/.accumulate/.outer/.at/.reduceat), as in JAX; they
 # replace the plain functions of the same names imported above.
-from purejax._src.numpy.ufuncs_extra import (
+from purejax._src.numpy.ufunc_api import (
     add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and,
     logical_or, logical_xor, maximum, minimum, multiply, negative, subtract)
 # [end reductions/ufuncs area]
 # [manipulation area]
 from purejax._src.numpy.manipulation import (
-    append, delete, insert, pad, repeat, resize, roll, rot90, tile, trim_zeros)
+    append, delete, insert, repeat, resize, roll, rot90, tile, trim_zeros)
+from purejax._src.numpy.padding import pad
 from purejax._src.numpy.functional import (
     apply_along_axis, apply_over_axes, piecewise, vectorize)
 from purejax._src.numpy.einsum import einsum, einsum_path

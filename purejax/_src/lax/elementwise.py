@@ -389,10 +389,26 @@ def _balanced_eq(x, ans, y):
   return _div(hit, select_n_p.bind(_eq(y, ans), one, two))
 
 
-max_p = binary("max", any_dtypes, np.maximum, tip_name="maximum")
+def _signed_zero_aware(np_fun, negative_if):
+  """max/min ordering -0.0 below +0.0 (XLA's rule; NumPy returns the first
+  zero): equal operands take the sign ``negative_if`` gives for the pair."""
+  def impl(x, y):
+    with np.errstate(invalid="ignore"):
+      out = np_fun(x, y)
+      if out.dtype.kind != "f" and out.dtype.name != "bfloat16":
+        return out
+      neg = negative_if(np.signbit(x), np.signbit(y))
+      signed = np.copysign(out, np.where(neg, -1, 1).astype(out.dtype))
+      return np.where(np.equal(x, y), signed, out).astype(out.dtype)
+  return impl
+
+
+max_p = binary("max", any_dtypes, _signed_zero_aware(np.maximum, np.logical_and),
+               tip_name="maximum")
 defjvp_ans(max_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
            lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))
-min_p = binary("min", any_dtypes, np.minimum, tip_name="minimum")
+min_p = binary("min", any_dtypes, _signed_zero_aware(np.minimum, np.logical_or),
+               tip_name="minimum")
 defjvp_ans(min_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
            lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))
 
