@@ -16,7 +16,6 @@ from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
 from purejax._src.random.basic import _split_typed, _uniform, check_shape, randint
 from purejax._src.random.distributions import _gumbel
-from purejax._src.random.lax_extras import sort_key_val, take
 from purejax._src.random.prng import random_bits
 
 
@@ -39,14 +38,12 @@ def _axis(axis, ndim):
 def _shuffle(typed, x, axis):
   from purejax import numpy as jnp
   x = jnp.asarray(x)
+  from purejax import lax
   rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
-  if x.ndim == 1 and dtypes.issubdtype(x.dtype, np.inexact):
-    # Same permutation, applied with take so that reverse mode works too.
-    return take(x, _shuffle(typed, jnp.arange(x.shape[0]), 0), 0)
   for _ in range(rounds):
     typed, sub = _split_typed(typed)
     sort_keys = random_bits(sub, 32, x.shape)
-    _, x = sort_key_val(sort_keys, x, axis)
+    _, x = lax.sort_key_val(sort_keys, x, axis)
   return x
 
 
@@ -64,7 +61,7 @@ def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
   if independent or ndim == 1:
     return _shuffle(typed, x, axis)
   order = _shuffle(typed, jnp.arange(np.shape(x)[axis]), 0)
-  return take(jnp.asarray(x), order, axis)
+  return jnp.take(jnp.asarray(x), order, axis, unique_indices=True)
 
 
 def shuffle(key, x, axis=0):
@@ -74,16 +71,6 @@ def shuffle(key, x, axis=0):
                 stacklevel=2)
   typed, _ = keys_lib.check_prng_key("shuffle", key)
   return _shuffle(typed, x, _axis(axis, max(np.ndim(x), 1)))
-
-
-def _top_k_indices(x, k):
-  """Indices of the k largest entries along the last axis, largest first
-  (ties: lower index first)."""
-  from purejax import lax
-  shape = core.get_aval(x).shape
-  iota = lax.broadcasted_iota(np.int32, shape, len(shape) - 1)
-  _, order = sort_key_val(lax.neg(x), iota, len(shape) - 1)
-  return lax.slice_in_dim(order, 0, k, axis=len(shape) - 1)
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
@@ -110,7 +97,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
   if p is None:
     if replace:
       ind = randint(typed, shape, 0, n_inputs)
-      result = ind if arr.ndim == 0 else take(arr, ind, axis)
+      result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
     else:
       perm = permutation(typed, n_inputs if arr.ndim == 0 else arr, axis)
       result = lax.slice_in_dim(perm, 0, n_draws, axis=axis)
@@ -122,15 +109,13 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
       raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
                        f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
     if replace:
-      p_cuml = lax.associative_scan(lax.add, p_arr)
+      p_cuml = jnp.cumsum(p_arr)
       r = p_cuml[-1] * (1 - _uniform(typed, tuple(shape), p_cuml.dtype, 0., 1.))
-      # searchsorted(p_cuml, r, side='left'): how many cumulative sums are < r.
-      below = p_cuml < jnp.expand_dims(r, -1)
-      ind = jnp.sum(below.astype(np.int32), axis=-1).astype(int)
+      ind = jnp.searchsorted(p_cuml, r).astype(int)
     else:
       g = _gumbel(typed, (n_inputs,), p_arr.dtype, mode or "low") + jnp.log(p_arr)
-      ind = _top_k_indices(g, n_draws).astype(int)
-    result = ind if arr.ndim == 0 else take(arr, ind, axis)
+      ind = lax.top_k(g, k=n_draws)[1].astype(int)
+    result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
   out_shape = tuple(shape) if arr.ndim == 0 else (
       arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
   return result.reshape(out_shape)
@@ -164,7 +149,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
   if k > logits.shape[axis]:
     raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
                      f"of categories ({logits.shape[axis]}).")
-  indices = _top_k_indices(jnp.moveaxis(logits, axis, -1), k)
+  _, indices = lax.top_k(jnp.moveaxis(logits, axis, -1), k)
   # (*batch, k) -> (k, *batch) -> shape
   indices = jnp.moveaxis(indices, -1, 0)
   return lax.reshape(indices, tuple(shape))
