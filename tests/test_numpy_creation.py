@@ -14,65 +14,12 @@ import purejax
 import purejax.numpy as jnp
 from purejax._src.array import Array
 from purejax._src import errors
+from tests import jnp_oracle
+from tests.jnp_oracle import oracle_results as _oracle_results, same as _same, to as _to
 
 
 def _oracle():
-  pytest.importorskip("jax")
-  import jax.numpy as jjnp
-  return jjnp
-
-
-def _to(module, x):
-  return module.asarray(x) if isinstance(x, np.ndarray) else x
-
-
-def _same(ours, theirs, rtol=1e-5, atol=1e-5):
-  """Same structure, dtype, weak type, shape and (close) values."""
-  if isinstance(theirs, (tuple, list)):
-    assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-      _same(a, b, rtol, atol)
-    return
-  assert isinstance(ours, Array), type(ours)
-  assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
-  assert ours.weak_type == theirs.weak_type, (ours, theirs)
-  assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
-  a, b = np.asarray(ours), np.asarray(theirs)
-  if a.dtype.kind in "fc":
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-  else:
-    np.testing.assert_array_equal(a, b)
-
-
-_ORACLE_RESULTS = {}
-
-
-def _oracle_results(cases):
-  """JAX's result for every case, computed under one jit (one XLA compile
-  instead of one per op); cases that need concrete values run eagerly."""
-  if id(cases) in _ORACLE_RESULTS:
-    return _ORACLE_RESULTS[id(cases)]
-  jjnp = _oracle()
-  import jax
-
-  def run(name):
-    fun, *args = cases[name]
-    return fun(jjnp, *[_to(jjnp, a) for a in args])
-
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    traceable = []
-    for name in cases:
-      try:
-        jax.eval_shape(lambda: run(name))
-        traceable.append(name)
-      except Exception:
-        pass
-    results = dict(jax.jit(lambda: {n: run(n) for n in traceable})())
-    for name in set(cases) - set(traceable):
-      results[name] = run(name)
-  _ORACLE_RESULTS[id(cases)] = results
-  return results
+  return jnp_oracle.oracle()[1]
 
 
 A34 = np.arange(12, dtype=np.float32).reshape(3, 4) - 5

@@ -15,37 +15,9 @@ import pytest
 import purejax
 import purejax.numpy as jnp
 from purejax._src import errors
-from purejax._src.array import Array
 from purejax.test_util import check_grads
-
-
-def _oracle():
-  pytest.importorskip("jax")
-  import jax
-  import jax.numpy as jjnp
-  return jax, jjnp
-
-
-def _to(module, x):
-  return module.asarray(x) if isinstance(x, np.ndarray) and x.dtype != object else x
-
-
-def _same(ours, theirs, rtol=1e-5, atol=1e-5):
-  """Same structure, dtype, weak type, shape and (close) values."""
-  if isinstance(theirs, (tuple, list)):
-    assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-      _same(a, b, rtol, atol)
-    return
-  assert isinstance(ours, Array), type(ours)
-  assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
-  assert ours.weak_type == theirs.weak_type, (ours, theirs)
-  assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
-  a, b = np.asarray(ours), np.asarray(theirs)
-  if a.dtype.kind in "fc":
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-  else:
-    np.testing.assert_array_equal(a, b)
+from tests.jnp_oracle import oracle as _oracle, oracle_results as _oracle_results
+from tests.jnp_oracle import same as _same, to as _to
 
 
 A = np.arange(12, dtype=np.int32).reshape(3, 4)
@@ -174,37 +146,6 @@ PAD_CASES = {
     "callable": (((2, 3), lambda v, w, ax, kw: v.at[:w[0]].set(-1).at[len(v) - w[1]:].set(
         kw.get("hi", -2))), {"hi": 5}),
 }
-
-
-_ORACLE_RESULTS = {}
-
-
-def _oracle_results(cases):
-  """JAX's result for every case, computed under one jit (one XLA compile
-  instead of one per op: much faster); cases that need concrete values run
-  eagerly."""
-  if id(cases) in _ORACLE_RESULTS:
-    return _ORACLE_RESULTS[id(cases)]
-  jax, jjnp = _oracle()
-
-  def run(name):
-    fun, *args = cases[name]
-    return fun(jjnp, *[_to(jjnp, a) for a in args])
-
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    traceable = []
-    for name in cases:
-      try:
-        jax.eval_shape(lambda: run(name))
-        traceable.append(name)
-      except Exception:
-        pass
-    results = dict(jax.jit(lambda: {n: run(n) for n in traceable})())
-    for name in set(cases) - set(traceable):
-      results[name] = run(name)
-  _ORACLE_RESULTS[id(cases)] = results
-  return results
 
 
 @pytest.mark.parametrize("name", sorted(ORACLE_CASES))
@@ -378,13 +319,16 @@ JIT_CASES = {
 }
 
 
+_JIT_RESULTS = {}
+
+
 def _jit_oracle():
   jax, jjnp = _oracle()
-  if "jit" not in _ORACLE_RESULTS:
+  if "jit" not in _JIT_RESULTS:
     args = {name: arg for name, (_, arg) in JIT_CASES.items()}
     run = lambda x, args: {n: JIT_CASES[n][0](jjnp, x, a) for n, a in args.items()}
-    _ORACLE_RESULTS["jit"] = jax.jit(run)(F, args)
-  return _ORACLE_RESULTS["jit"]
+    _JIT_RESULTS["jit"] = jax.jit(run)(F, args)
+  return _JIT_RESULTS["jit"]
 
 
 @pytest.mark.parametrize("name", sorted(JIT_CASES))

@@ -14,67 +14,10 @@ import pytest
 import purejax
 import purejax.numpy as jnp
 from purejax._src import errors
-from purejax._src.array import Array
 from purejax.test_util import check_grads
-
-
-def _oracle():
-  pytest.importorskip("jax")
-  import jax
-  import jax.numpy as jjnp
-  return jax, jjnp
-
-
-def _to(module, x):
-  return module.asarray(x) if isinstance(x, np.ndarray) else x
-
-
-def _same(ours, theirs, rtol=1e-5, atol=1e-5):
-  """Same structure, dtype, weak type, shape and (close) values."""
-  if isinstance(theirs, (tuple, list)):
-    assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-      _same(a, b, rtol, atol)
-    return
-  assert isinstance(ours, Array), type(ours)
-  assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
-  assert ours.weak_type == theirs.weak_type, (ours, theirs)
-  assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
-  a, b = np.asarray(ours), np.asarray(theirs)
-  if a.dtype.kind in "fc":
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-  else:
-    np.testing.assert_array_equal(a, b)
-
-
-_ORACLE_RESULTS = {}
-
-
-def _oracle_results(cases):
-  """JAX's result for every case, computed under one jit (one XLA compile
-  instead of one per op); cases that need concrete values run eagerly."""
-  if id(cases) in _ORACLE_RESULTS:
-    return _ORACLE_RESULTS[id(cases)]
-  jax, jjnp = _oracle()
-
-  def run(name):
-    fun, *args = cases[name][:2] if isinstance(cases[name][-1], float) else cases[name]
-    return fun(jjnp, *[_to(jjnp, a) for a in args])
-
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    traceable = []
-    for name in cases:
-      try:
-        jax.eval_shape(lambda: run(name))
-        traceable.append(name)
-      except Exception:
-        pass
-    results = dict(jax.jit(lambda: {n: run(n) for n in traceable})())
-    for name in set(cases) - set(traceable):
-      results[name] = run(name)
-  _ORACLE_RESULTS[id(cases)] = results
-  return results
+from tests import jnp_oracle
+from tests.jnp_oracle import oracle as _oracle
+from tests.jnp_oracle import same as _same, to as _to
 
 
 RNG = np.random.RandomState(0)
@@ -86,6 +29,11 @@ V3 = np.array([1., 2., 3.], np.float32)
 P = np.array([1., -3., 2.], np.float32)
 C = np.array([1 + 2j, 3j, -1], np.complex64)
 X6 = np.arange(6, dtype=np.float32)
+
+def _without_tolerance(case):
+  """A case may end with its tolerance (a Python float)."""
+  return case[:2] if isinstance(case[-1], float) else case
+
 
 ORACLE_CASES = {
     "kron": (lambda m, a: m.kron(a[:2, :2], m.ones((2, 3))), A),
@@ -206,7 +154,7 @@ ORACLE_CASES = {
 
 @pytest.mark.parametrize("name", sorted(ORACLE_CASES))
 def test_like_oracle(name):
-  theirs = _oracle_results(ORACLE_CASES)[name]
+  theirs = jnp_oracle.oracle_results(ORACLE_CASES, _without_tolerance)[name]
   case = ORACLE_CASES[name]
   tol = case[-1] if isinstance(case[-1], float) else 1e-5
   fun, *args = case[:-1] if isinstance(case[-1], float) else case
