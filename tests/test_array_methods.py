@@ -55,3 +55,24 @@ def test_methods_under_jit_and_vmap(name):
 
 def test_tobytes_is_numpys():
   assert jnp.asarray(X).tobytes() == X.tobytes()
+
+
+@pytest.mark.parametrize("src, dtype", [
+    ("float32", "int32"), ("float32", "uint16"), ("float32", "int8"), ("int16", "int32"),
+    ("int16", "float16"), ("bool", "int8"), ("int8", "bool"), ("uint8", "uint8")])
+def test_view_reinterprets_bytes_like_numpy(src, dtype):
+  x = np.arange(8).reshape(2, 4).astype(src)
+  got = jnp.asarray(x).view(dtype)
+  want = x.view(dtype)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(got, want)
+  np.testing.assert_array_equal(purejax.jit(lambda a: a.view(dtype))(x), want)
+
+
+def test_view_errors():
+  with pytest.raises(ValueError, match="divisor of the total size"):
+    jnp.arange(3, dtype="int16").view("int32")
+  with pytest.raises(ValueError, match="0d array"):
+    jnp.float32(1).view("int8")
+  with pytest.raises(NotImplementedError, match="`type` argument"):
+    jnp.ones(2).view(type=np.matrix)

@@ -95,6 +95,37 @@ def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
   return take_put.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
+def _view(self, dtype=None, type=None):
+  """The same bytes read as ``dtype`` (NumPy's ``view``): a different
+  item size changes the length of the last axis."""
+  from purejax import lax
+  from purejax._src import dtypes
+  if type is not None:
+    raise NotImplementedError("`type` argument of array.view() is not supported.")
+  if dtype is None:
+    return self
+  new = np.dtype(dtypes.canonicalize_user_dtype(dtype))
+  x = self
+  if x.dtype == new:
+    return x
+  if x.dtype == np.bool_:
+    x = lax.convert_element_type(x, np.uint8)
+  target = np.uint8 if new == np.bool_ else new
+  old_size, new_size = x.dtype.itemsize, np.dtype(target).itemsize
+  if old_size != new_size and x.ndim == 0:
+    raise ValueError("view() of a 0d array is only supported if the itemsize is unchanged.")
+  if new_size > old_size:
+    ratio = new_size // old_size
+    if x.shape[-1] % ratio:
+      raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                       "total size in bytes of the last axis of the array.")
+    x = lax.reshape(x, x.shape[:-1] + (x.shape[-1] // ratio, ratio))
+  out = lax.bitcast_convert_type(x, target)
+  if new_size < old_size:
+    out = lax.reshape(out, out.shape[:-2] + (out.shape[-2] * out.shape[-1],))
+  return lax.ne(out, np.uint8(0)) if new == np.bool_ else out
+
+
 def _tobytes(self, order="C"):
   return np.asarray(self).tobytes(order)
 
@@ -129,7 +160,7 @@ _METHODS = {
     "take": take_put.take, "nonzero": take_put.nonzero, "choose": take_put.choose,
     "compress": _compress,
     "repeat": manipulation.repeat, "trace": products.trace, "diagonal": creation.diagonal,
-    "tobytes": _tobytes,
+    "tobytes": _tobytes, "view": _view,
 }
 
 
