@@ -1,0 +1,338 @@
+"""The benchmark workloads of ``benchmarks/run.py``.
+
+Each workload is written once against a ``(jax, jnp)`` pair of modules, so
+purejax and JAX run the very same program text, plus a hand-written NumPy
+version of the same computation.  ``make(jax, jnp, data)`` and
+``numpy(data)`` both return a thunk: calling it runs the workload once and
+returns its outputs.  ``check(out)`` picks the values compared across columns.
+
+``make`` jits a new function object on every call: purejax shares traces (and
+their executables) between jit objects of the same function, so a reused
+function would let one backend's column run another backend's executable.
+"""
+import itertools
+
+import numpy as np
+
+# kind: "steady" (a warm jitted computation), "overhead" (per-call cost of a
+# tiny computation) or "first" (trace + compile + run of a new function).
+STEADY, OVERHEAD, FIRST = "steady", "overhead", "first"
+
+
+class Workload:
+  """A named computation with its inputs, its two implementations and its target
+  (the largest acceptable ratio of purejax's C backend to JAX)."""
+
+  def __init__(self, name, title, kind, target, data, make, numpy, check=None):
+    self.name, self.title, self.kind, self.target = name, title, kind, target
+    self.data, self.make, self.numpy = data, make, numpy
+    self.check = check or (lambda out: out)
+
+
+def _rng():
+  return np.random.RandomState(0)
+
+
+def _normal(rng, *shape):
+  return rng.standard_normal(shape).astype(np.float32)
+
+
+# -- selu: the spec's elementwise function over 1M floats ---------------------
+
+def _selu_data(quick):
+  return {"x": _normal(_rng(), 1000 if quick else 1_000_000)}
+
+
+def _selu_fn(jnp, x, alpha=1.67, lmbda=1.05):
+  return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+
+def _selu_make(jax, jnp, d):
+  f, x = jax.jit(lambda x: _selu_fn(jnp, x)), jnp.asarray(d["x"])
+  return lambda: f(x)
+
+
+def _selu_numpy(d):
+  return lambda: _selu_fn(np, d["x"])
+
+
+# -- norm: the spec's column standardisation ----------------------------------
+
+def _norm_data(quick):
+  return {"x": _normal(_rng(), *((100, 10) if quick else (10000, 100)))}
+
+
+def _norm_fn(x):
+  x = x - x.mean(0)
+  return x / x.std(0)
+
+
+def _norm_make(jax, jnp, d):
+  f, x = jax.jit(lambda x: _norm_fn(x)), jnp.asarray(d["x"])
+  return lambda: f(x)
+
+
+def _norm_numpy(d):
+  return lambda: _norm_fn(d["x"])
+
+
+# -- dot: one 1000x1000 float32 matrix product --------------------------------
+
+def _dot_data(quick):
+  n = 32 if quick else 1000
+  rng = _rng()
+  return {"a": _normal(rng, n, n), "b": _normal(rng, n, n)}
+
+
+def _dot_make(jax, jnp, d):
+  f = jax.jit(lambda a, b: jnp.dot(a, b))
+  a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
+  return lambda: f(a, b)
+
+
+def _dot_numpy(d):
+  return lambda: np.dot(d["a"], d["b"])
+
+
+# -- mlp: one training step, value_and_grad + Adam ----------------------------
+
+_LR, _B1, _B2, _EPS = 1e-3, 0.9, 0.999, 1e-8
+
+
+def _mlp_data(quick):
+  batch, width, classes = (8, 16, 4) if quick else (128, 512, 10)
+  rng = _rng()
+  dims = [width, width, width, classes]
+  params = []
+  for din, dout in zip(dims[:-1], dims[1:]):
+    params.append((_normal(rng, din, dout) * np.float32(1 / np.sqrt(din)),
+                   np.zeros(dout, np.float32)))
+  labels = rng.randint(0, classes, batch)
+  return {"params": params, "x": _normal(rng, batch, width),
+          "y": np.eye(classes, dtype=np.float32)[labels]}
+
+
+def _mlp_make(jax, jnp, d):
+  tree_map = jax.tree_util.tree_map
+
+  def loss(params, x, y):
+    h = x
+    for w, b in params[:-1]:
+      h = jnp.maximum(h @ w + b, 0.0)
+    w, b = params[-1]
+    logits = h @ w + b
+    m = jax.lax.stop_gradient(logits.max(-1, keepdims=True))
+    lse = m + jnp.log(jnp.exp(logits - m).sum(-1, keepdims=True))
+    return -jnp.mean(jnp.sum(y * (logits - lse), -1))
+
+  @jax.jit
+  def step(params, m, v, t, x, y):
+    value, grads = jax.value_and_grad(loss)(params, x, y)
+    t = t + 1
+    m = tree_map(lambda m, g: _B1 * m + (1 - _B1) * g, m, grads)
+    v = tree_map(lambda v, g: _B2 * v + (1 - _B2) * g * g, v, grads)
+    c1, c2 = 1 - _B1 ** t, 1 - _B2 ** t
+    params = tree_map(lambda p, m, v: p - _LR * (m / c1) / (jnp.sqrt(v / c2) + _EPS),
+                      params, m, v)
+    return params, m, v, t, value
+
+  params = tree_map(jnp.asarray, d["params"])
+  zeros = tree_map(jnp.zeros_like, params)
+  t = jnp.asarray(0.0, jnp.float32)
+  x, y = jnp.asarray(d["x"]), jnp.asarray(d["y"])
+  return lambda: step(params, zeros, zeros, t, x, y)
+
+
+def _mlp_numpy(d):
+  params, x, y = d["params"], d["x"], d["y"]
+  zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
+
+  def step(params, m, v, t):
+    hs, h = [x], x
+    for w, b in params[:-1]:
+      h = np.maximum(h @ w + b, 0)
+      hs.append(h)
+    w, b = params[-1]
+    logits = h @ w + b
+    z = logits - logits.max(-1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(-1, keepdims=True)
+    value = -np.mean(np.sum(y * (z - np.log(s)), -1))
+    g = (e / s - y) / np.float32(len(x))
+    grads = [None] * len(params)
+    for i in reversed(range(len(params))):
+      grads[i] = (hs[i].T @ g, g.sum(0))
+      if i:
+        g = (g @ params[i][0].T) * (hs[i] > 0)
+    t = t + 1
+    c1, c2 = np.float32(1 - _B1 ** t), np.float32(1 - _B2 ** t)
+    new_p, new_m, new_v = [], [], []
+    for p_i, m_i, v_i, g_i in zip(params, m, v, grads):
+      mm = tuple(np.float32(_B1) * a + np.float32(1 - _B1) * b for a, b in zip(m_i, g_i))
+      vv = tuple(np.float32(_B2) * a + np.float32(1 - _B2) * b * b for a, b in zip(v_i, g_i))
+      new_p.append(tuple(p - np.float32(_LR) * (a / c1) / (np.sqrt(b / c2) + np.float32(_EPS))
+                         for p, a, b in zip(p_i, mm, vv)))
+      new_m.append(mm)
+      new_v.append(vv)
+    return new_p, new_m, new_v, t, value
+
+  return lambda: step(params, zeros, zeros, 0)
+
+
+def _mlp_check(out):
+  params, _, _, _, value = out
+  return [value, params[0][0]]
+
+
+# -- rnn: a 1000-step scan, forward and backward ------------------------------
+
+def _rnn_data(quick):
+  steps, hidden = (10, 8) if quick else (1000, 128)
+  rng = _rng()
+  scale = np.float32(1 / np.sqrt(hidden))
+  return {"w": _normal(rng, hidden, hidden) * scale, "u": _normal(rng, hidden, hidden) * scale,
+          "b": np.zeros(hidden, np.float32), "xs": _normal(rng, steps, hidden)}
+
+
+def _rnn_make(jax, jnp, d):
+  def loss(params, xs):
+    w, u, b = params
+
+    def cell(h, x):
+      h = jnp.tanh(h @ w + x @ u + b)
+      return h, h
+
+    _, hs = jax.lax.scan(cell, jnp.zeros(w.shape[0], w.dtype), xs)
+    return jnp.mean(hs * hs)
+
+  f = jax.jit(jax.value_and_grad(loss))
+  params = tuple(jnp.asarray(d[k]) for k in "wub")
+  xs = jnp.asarray(d["xs"])
+  return lambda: f(params, xs)
+
+
+def _rnn_numpy(d):
+  w, u, b, xs = d["w"], d["u"], d["b"], d["xs"]
+
+  def value_and_grad():
+    steps, hidden = xs.shape
+    hs = np.zeros((steps + 1, hidden), np.float32)
+    for t in range(steps):
+      hs[t + 1] = np.tanh(hs[t] @ w + xs[t] @ u + b)
+    value = np.mean(hs[1:] * hs[1:])
+    dw, du, db = np.zeros_like(w), np.zeros_like(u), np.zeros_like(b)
+    scale = np.float32(2 / (steps * hidden))
+    g = np.zeros(hidden, np.float32)
+    for t in reversed(range(steps)):
+      da = (g + scale * hs[t + 1]) * (1 - hs[t + 1] * hs[t + 1])
+      dw += np.outer(hs[t], da)
+      du += np.outer(xs[t], da)
+      db += da
+      g = da @ w.T
+    return value, (dw, du, db)
+
+  return value_and_grad
+
+
+def _rnn_check(out):
+  value, (dw, _, _) = out
+  return [value, dw]
+
+
+# -- attention: single-head softmax attention ---------------------------------
+
+def _attention_data(quick):
+  seq, dim = (16, 8) if quick else (512, 64)
+  rng = _rng()
+  return {k: _normal(rng, seq, dim) for k in "qkv"}
+
+
+def _attention_fn(xp, q, k, v):
+  s = (q @ k.T) / np.float32(np.sqrt(q.shape[-1]))
+  e = xp.exp(s - s.max(-1, keepdims=True))
+  return (e / e.sum(-1, keepdims=True)) @ v
+
+
+def _attention_make(jax, jnp, d):
+  f = jax.jit(lambda q, k, v: _attention_fn(jnp, q, k, v))
+  q, k, v = (jnp.asarray(d[n]) for n in "qkv")
+  return lambda: f(q, k, v)
+
+
+def _attention_numpy(d):
+  return lambda: _attention_fn(np, d["q"], d["k"], d["v"])
+
+
+# -- per-call overheads and time to first result ------------------------------
+
+def _scalar_data(quick):
+  return {"x": np.float32(1.5), "y": np.float32(2.25)}
+
+
+def _eager_add_make(jax, jnp, d):
+  x, y = jnp.asarray(d["x"]), jnp.asarray(d["y"])
+  return lambda: x + y
+
+
+def _eager_add_numpy(d):
+  x, y = np.asarray(d["x"]), np.asarray(d["y"])
+  return lambda: x + y
+
+
+def _jit_call_make(jax, jnp, d):
+  f, x = jax.jit(lambda x: x + 1.0), jnp.asarray(d["x"])
+  return lambda: f(x)
+
+
+def _jit_call_numpy(d):
+  x = np.asarray(d["x"])
+  return lambda: x + np.float32(1.0)
+
+
+# Every call of a first-result thunk jits a brand-new function with its own
+# constant, so no in-memory or on-disk cache can answer it.
+_fresh = itertools.count(1)
+
+
+def _first_fn(xp, x, c):
+  y = xp.tanh(x * c) + xp.exp(-x * x)
+  return (y - y.mean()) / (y.std() + 1.0)
+
+
+def _first_data(quick):
+  return {"x": _normal(_rng(), 100 if quick else 1000)}
+
+
+def _first_make(jax, jnp, d):
+  x = jnp.asarray(d["x"])
+
+  def call():
+    c = 1.0 + next(_fresh) * 1e-6
+    return jax.jit(lambda x: _first_fn(jnp, x, c))(x)
+  return call
+
+
+def _first_numpy(d):
+  return lambda: _first_fn(np, d["x"], np.float32(1.0))
+
+
+WORKLOADS = [
+    Workload("selu", "spec selu, 1M float32", STEADY, 1.0,
+             _selu_data, _selu_make, _selu_numpy),
+    Workload("norm", "spec norm, 10000x100", STEADY, 1.0,
+             _norm_data, _norm_make, _norm_numpy),
+    Workload("dot", "jnp.dot 1000x1000 float32", STEADY, 1.0,
+             _dot_data, _dot_make, _dot_numpy),
+    Workload("mlp_step", "MLP step (3x512, batch 128), grad + Adam", STEADY, 1.0,
+             _mlp_data, _mlp_make, _mlp_numpy, _mlp_check),
+    Workload("rnn_scan", "scan RNN 1000 steps (h=128), fwd+bwd", STEADY, 1.0,
+             _rnn_data, _rnn_make, _rnn_numpy, _rnn_check),
+    Workload("attention", "softmax attention, seq 512, dim 64", STEADY, 1.0,
+             _attention_data, _attention_make, _attention_numpy),
+    Workload("eager_add", "eager scalar add (dispatch)", OVERHEAD, 0.5,
+             _scalar_data, _eager_add_make, _eager_add_numpy),
+    Workload("jit_call", "call of a trivial jitted function", OVERHEAD, 0.5,
+             _scalar_data, _jit_call_make, _jit_call_numpy),
+    Workload("first_result", "new jitted function: first result", FIRST, 0.5,
+             _first_data, _first_make, _first_numpy),
+]
