@@ -200,7 +200,12 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
   a = _as_batched_matrices(lhs, lb, lf, lc, contract_last=True)
   b = _as_batched_matrices(rhs, rb, rf, rc, contract_last=False)
   with np.errstate(all="ignore"):
-    out = np.matmul(a, b)
+    # BLAS takes 2-D operands in either memory order; stacks of matrices
+    # only when contiguous (NumPy otherwise runs a slow loop).
+    if a.shape[0] == 1:
+      out = np.matmul(a[0], b[0])
+    else:
+      out = np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))
   shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lf)
            + tuple(rhs.shape[d] for d in rf))
   return _convert_impl(out.reshape(shape), new_dtype=out_dtype, weak_type=False)
