@@ -146,9 +146,10 @@ class _Traced:
     self._executable = None
 
   def executable(self):
-    if self._executable is None:
-      self._executable = executable_for(self.jaxpr)
-    return self._executable
+    backend = config.purejax_backend   # the flag may change between calls
+    if self._executable is None or self._executable[0] != backend:
+      self._executable = (backend, executable_for(self.jaxpr))
+    return self._executable[1]
 
 
 def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):

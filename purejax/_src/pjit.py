@@ -8,7 +8,8 @@ an unknown call, transposition runs the backward pass over the jaxpr.
 import weakref
 
 from purejax._src import core
-from purejax._src.backends import numpy_backend
+from purejax._src import backends
+from purejax._src.config import config
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, Var, eval_jaxpr
@@ -17,13 +18,19 @@ pjit_p = core.Primitive("jit", multiple_results=True)
 pjit_p.call_jaxpr_param = "jaxpr"
 
 # One executable per jaxpr, kept alive only as long as the jaxpr is.
-_executables = weakref.WeakKeyDictionary()
+_executables = {}   # backend -> {closed jaxpr: executable}
 
 
 def executable_for(closed_jaxpr):
-  exe = _executables.get(closed_jaxpr)
+  """The executable of a const-free closed jaxpr on the configured backend
+  (compiled once per backend)."""
+  backend = config.purejax_backend
+  per_backend = _executables.get(backend)
+  if per_backend is None:
+    per_backend = _executables[backend] = weakref.WeakKeyDictionary()
+  exe = per_backend.get(closed_jaxpr)
   if exe is None:
-    exe = _executables[closed_jaxpr] = numpy_backend.compile_jaxpr(closed_jaxpr.jaxpr)
+    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, backend)
   return exe
 
 
