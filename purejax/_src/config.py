@@ -117,7 +117,8 @@ class Config:
     v = self._values
     return (v["jax_enable_x64"], v["jax_numpy_rank_promotion"],
             v["jax_numpy_dtype_promotion"], v["jax_default_matmul_precision"],
-            v["jax_threefry_partitionable"], v["jax_debug_nans"], v["jax_debug_infs"])
+            v["jax_threefry_partitionable"], v["jax_debug_nans"], v["jax_debug_infs"],
+            v["jax_high_dynamic_range_gumbel"], v["jax_softmax_custom_jvp"])
 
   # absl integration is not supported; these exist so that code written for
   # JAX that calls them keeps running.
@@ -142,6 +143,8 @@ config.define("jax_numpy_dtype_promotion", "standard", kind=str,
 config.define("jax_default_matmul_precision", None, kind=str, help="Matmul precision.")
 config.define("jax_high_dynamic_range_gumbel", False,
               help="gumbel draws two samples per value by default.")
+config.define("jax_softmax_custom_jvp", False,
+              help="softmax uses a custom JVP instead of stop_gradient of its max.")
 config.define("jax_default_prng_impl", "threefry2x32", kind=str, help="Default PRNG.")
 config.define("jax_platforms", None, kind=str, help="Platforms to use.")
 config.define("jax_platform_name", None, kind=str, help="Platform to use.")

@@ -1,0 +1,2 @@
+"""purejax.nn's implementation: activations, normalizing functions,
+attention and initializers."""

@@ -1,0 +1,1 @@
+"""Private implementation of ``purejax.scipy`` (SciPy's API on lax primitives)."""
