@@ -1,0 +1,1 @@
+"""The C compiler backend: jaxprs compiled to native code through the system C compiler."""

@@ -1,0 +1,216 @@
+"""The on-disk cache of compiled kernels: a private directory of ``<key>.so``.
+
+Where: ``config.purejax_cache_dir``, else ``$XDG_CACHE_HOME/purejax/kernels``,
+else ``~/.cache/purejax/kernels``; missing directories are created with mode
+0700.  A shared library runs code when it is loaded, so we never load from (or
+write to) a directory that is not private: it must be owned by the current
+user and not writable by group or others.  When the chosen directory fails
+that check (or cannot be created or written), we do not raise: compiled kernels go to a
+fresh private temporary directory for the rest of the process (removed at
+exit), with a one-time ``RuntimeWarning`` naming the reason.
+
+Writes are atomic (compile into a temporary file in the directory, then
+``os.replace``), so processes sharing the cache never see half-written files.
+The total size of the ``.so`` files is capped (least recently used first out;
+loading a file touches its mtime).
+"""
+import atexit
+import ctypes
+import os
+import pathlib
+import shutil
+import stat
+import tempfile
+import threading
+import time
+import warnings
+
+from purejax._src.config import config
+
+SUFFIX = ".so"
+_TMP_SUFFIX = ".tmp"
+_STALE_TMP_SECONDS = 3600   # a temporary file this old belongs to a dead process
+
+_lock = threading.Lock()
+_fallbacks = {}   # unusable directory -> the private temporary directory used instead
+
+
+class UnsafeCacheDir(RuntimeError):
+  """The cache directory is not private to the current user."""
+
+
+def default_dir():
+  """The configured cache directory, or the per-user default (not created)."""
+  configured = config.purejax_cache_dir
+  if configured:
+    return pathlib.Path(configured).expanduser()
+  xdg = os.environ.get("XDG_CACHE_HOME")
+  # The XDG spec says to ignore a relative path.
+  base = pathlib.Path(xdg) if xdg and os.path.isabs(xdg) else pathlib.Path.home() / ".cache"
+  return base / "purejax" / "kernels"
+
+
+def cache_dir():
+  """The private kernel cache directory, created if missing.
+
+  Falls back to a private temporary directory (with a one-time warning) when
+  the configured or default directory is not private or cannot be created.
+  """
+  target = default_dir()
+  with _lock:
+    fallback = _fallbacks.get(target)
+    if fallback is not None:
+      return fallback
+    try:
+      _make_private_dirs(target)
+      check_private_dir(target)
+      return target
+    except (OSError, UnsafeCacheDir) as e:
+      reason = str(e)
+      fallback = pathlib.Path(tempfile.mkdtemp(prefix="purejax-kernels-"))
+      atexit.register(shutil.rmtree, fallback, True)
+      _fallbacks[target] = fallback
+  warnings.warn(f"purejax: not using the kernel cache directory {target}: {reason}. "
+                f"Compiled kernels go to the private temporary directory {fallback} "
+                "for this process instead.", RuntimeWarning, stacklevel=3)
+  return fallback
+
+
+def _make_private_dirs(path):
+  """Creates ``path`` and its missing parents with mode 0700."""
+  missing = []
+  p = path
+  while not p.exists() and p != p.parent:
+    missing.append(p)
+    p = p.parent
+  for p in reversed(missing):
+    try:
+      os.mkdir(p, 0o700)
+    except FileExistsError:   # another process made it meanwhile
+      continue
+    os.chmod(p, 0o700)   # whatever the umask
+
+
+def _owner_problem(st, what, path):
+  getuid = getattr(os, "getuid", None)
+  if getuid is not None and st.st_uid != getuid():
+    return f"{what} {path} is owned by user id {st.st_uid}, not by you ({getuid()})"
+  if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    return (f"{what} {path} is writable by other users "
+            f"(mode {stat.S_IMODE(st.st_mode):#o}; it must not be group/other-writable)")
+  return None
+
+
+def check_private_dir(path):
+  """Raises ``UnsafeCacheDir`` unless ``path`` is a directory that we, and
+  only we, can write."""
+  st = os.stat(path)
+  if not stat.S_ISDIR(st.st_mode):
+    raise UnsafeCacheDir(f"{path} is not a directory")
+  problem = _owner_problem(st, "directory", path)
+  if problem:
+    raise UnsafeCacheDir(problem)
+  if not os.access(path, os.W_OK | os.X_OK):
+    raise UnsafeCacheDir(f"directory {path} is not writable")
+
+
+def entry_path(directory, key):
+  return directory / (key + SUFFIX)
+
+
+def load(path):
+  """The library cached at ``path``, or None when there is none.
+
+  A file that is not ours, is writable by others or does not load (corrupt,
+  truncated) is deleted, so that the caller compiles it again.  A hit touches
+  the file's mtime (the LRU order).
+  """
+  try:
+    st = os.lstat(path)
+  except FileNotFoundError:
+    return None
+  if not stat.S_ISREG(st.st_mode) or _owner_problem(st, "file", path):
+    remove(path)
+    return None
+  try:
+    lib = ctypes.CDLL(str(path))
+  except OSError:
+    remove(path)
+    return None
+  try:
+    os.utime(path)
+  except OSError:   # evicted by another process meanwhile; the mapping stays valid
+    pass
+  return lib
+
+
+def temp_path(directory, key):
+  """A fresh private temporary file in ``directory`` to compile into."""
+  fd, name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=_TMP_SUFFIX, dir=directory)
+  os.close(fd)
+  return pathlib.Path(name)
+
+
+def commit(tmp, path):
+  """Atomically publishes the compiled ``tmp`` as ``path``."""
+  os.chmod(tmp, 0o700)   # the linker created it under the umask
+  os.replace(tmp, path)
+
+
+def read_private_text(path):
+  """The text of a file we own that others cannot write, or None."""
+  try:
+    with open(path, encoding="utf-8") as f:
+      st = os.fstat(f.fileno())
+      if not stat.S_ISREG(st.st_mode) or _owner_problem(st, "file", path):
+        return None
+      return f.read()
+  except (OSError, UnicodeDecodeError):
+    return None
+
+
+def write_text_atomic(path, text):
+  """Writes ``text`` to ``path`` through a temporary file and ``os.replace``."""
+  tmp = temp_path(path.parent, path.stem)
+  try:
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+  except BaseException:
+    remove(tmp)
+    raise
+
+
+def evict(directory, max_bytes, keep):
+  """Deletes the least recently used kernels while the total exceeds
+  ``max_bytes``, never ``keep`` (the one just written).  Also deletes
+  temporary files that crashed compilations left behind."""
+  entries, total, now = [], 0, time.time()
+  try:
+    scan = list(os.scandir(directory))
+  except OSError:
+    return
+  for e in scan:
+    try:
+      st = e.stat(follow_symlinks=False)
+    except OSError:
+      continue
+    if e.name.endswith(_TMP_SUFFIX):
+      if now - st.st_mtime > _STALE_TMP_SECONDS:
+        remove(e.path)
+    elif e.name.endswith(SUFFIX) and stat.S_ISREG(st.st_mode):
+      total += st.st_size
+      if e.path != str(keep):
+        entries.append((st.st_mtime_ns, e.name, e.path, st.st_size))
+  entries.sort()
+  for _, _, p, size in entries:
+    if total <= max_bytes:
+      break
+    remove(p)
+    total -= size
+
+
+def remove(path):
+  try:
+    os.unlink(path)
+  except FileNotFoundError:
+    pass
