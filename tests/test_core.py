@@ -85,6 +85,17 @@ def test_literals_and_constvars():
   assert str(closed).startswith("{ lambda a:f32[3]; b:f32[3]. let")
 
 
+@pytest.mark.parametrize("fun, arg", [
+    (lambda x: x * 1.1283791670955126, 1.0), (lambda x: x + 0.1, 1.0),
+    (lambda x: x + 0.1, np.float32(1)), (lambda x: x * 2, 1.0), (lambda x: x + True, 1.0),
+    (lambda x: x * 2, np.int32(3)), (lambda x: x * 1e-8, 1)])
+def test_weak_python_literals_print_as_written(fun, arg):
+  # A weak literal from an unconverted Python number prints that number
+  # (0.1), a converted one its float32 value (0.10000000149011612), as JAX.
+  jax = pytest.importorskip("jax")
+  assert str(make_jaxpr(fun)(arg)) == str(jax.make_jaxpr(fun)(arg))
+
+
 def test_custom_primitive_binds_through_every_trace():
   double_p = core.Primitive("double")
   double_p.impl = lambda x: 2 * x

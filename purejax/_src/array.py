@@ -21,7 +21,9 @@ def immutable_error():
 
 class Array(core.ArrayBase):
   """A concrete array.  Create one with ``jnp.array`` or ``device_put``."""
-  __slots__ = ("_value", "aval", "__weakref__")
+  # _python_scalar: set on weak scalars made from a Python number, which a
+  # traced jaxpr prints as written (see jaxpr.literal_value).
+  __slots__ = ("_value", "aval", "_python_scalar", "__weakref__")
 
   def __init__(self, value, weak_type=False):
     value = np.asarray(value)

@@ -26,11 +26,14 @@ class DropVar(Var):
 
 class Literal:
   """A scalar constant inlined into an equation (printed ``1.0:f32[]``)."""
-  __slots__ = ("val", "aval")
+  __slots__ = ("val", "aval", "python_value")
 
-  def __init__(self, val, aval):
+  def __init__(self, val, aval, python_value=None):
     self.val = val
     self.aval = aval
+    # A weak literal written as a Python scalar prints that scalar (JAX
+    # shows 0.1, not the float32 value 0.10000000149011612).
+    self.python_value = python_value
 
   def __repr__(self):
     return f"Literal({self.val!r})"
@@ -161,8 +164,9 @@ def literal_value(x):
     return None
   if type(x) in (int, float, complex, bool):
     aval = core.python_scalar_aval(x)
-    return Literal(np.asarray(x, aval.dtype)[()], aval)
+    return Literal(np.asarray(x, aval.dtype)[()], aval, python_value=x)
   if isinstance(x, (np.ndarray, np.generic, core.ArrayBase)) and np.shape(x) == ():
     aval = core.get_aval(x)
-    return Literal(np.asarray(core.concrete_numpy_value(x))[()], aval)
+    return Literal(np.asarray(core.concrete_numpy_value(x))[()], aval,
+                   python_value=getattr(x, "_python_scalar", None))
   return None

@@ -43,7 +43,7 @@ class _Names:
 
 
 def _literal_text(lit):
-  val = lit.val
+  val = lit.val if lit.python_value is None else lit.python_value
   if isinstance(val, np.ndarray):
     val = val[()]
   return f"{val}:{lit.aval.str_short(short_dtypes=True)}"

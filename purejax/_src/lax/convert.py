@@ -103,8 +103,12 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     if (aval.dtype == new_dtype and aval.weak_type == weak_type
         and isinstance(operand, core.ArrayBase)):
       return operand
-  return wrap_numpy(_convert_impl(value, new_dtype=new_dtype, weak_type=weak_type),
-                    core.ShapedArray(np.shape(value), new_dtype, weak_type))
+  out = wrap_numpy(_convert_impl(value, new_dtype=new_dtype, weak_type=weak_type),
+                   core.ShapedArray(np.shape(value), new_dtype, weak_type))
+  if (weak_type and type(operand) in (bool, int, float, complex)
+      and core.python_scalar_aval(operand).dtype == new_dtype):
+    out._python_scalar = operand   # unconverted: JAX keeps the Python number
+  return out
 
 
 # -- bitcast_convert_type ---------------------------------------------------------------
