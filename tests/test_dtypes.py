@@ -671,3 +671,13 @@ def test_public_module_names_match_oracle(oracle):
   theirs = {n for n in dir(oracle.dtypes) if not n.startswith("_")}
   ours = {n for n in dir(public_dtypes) if not n.startswith("_")}
   assert theirs <= ours
+
+
+def test_python_ints_must_fit_the_default_int_type():
+  import purejax.numpy as jnp
+  with pytest.raises(OverflowError, match="too large to convert to int32"):
+    jnp.int32(1) + 2 ** 40
+  with pytest.raises(OverflowError):
+    jnp.float32(1) * 2 ** 31
+  assert int(jnp.int32(1) + (-2 ** 31)) == -2 ** 31 + 1
+  assert int(jnp.int8(1) + 300) == 45   # fits int32, then wraps to int8 as JAX

@@ -65,7 +65,19 @@ def asarray(x):
 # ---------------------------------------------------------------------------
 # Dtype promotion (JAX's lattice, from dtypes.result_type)
 
+def _check_python_ints(args):
+  """A Python int must fit the default integer type (int32 unless x64 is
+  on) wherever it goes, as when JAX parses arguments of its jitted jnp
+  functions; otherwise it would silently wrap."""
+  for x in args:
+    if type(x) is int:
+      info = np.iinfo(dtypes.default_int_dtype())
+      if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {info.dtype}")
+
+
 def _convert_all(args, dtype, weak_type):
+  _check_python_ints(args)
   return [lax.convert_element_type(x, dtype, weak_type) for x in args]
 
 
