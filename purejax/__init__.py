@@ -37,6 +37,7 @@ from purejax import tree_util
 from purejax import ops
 from purejax import random
 from purejax import nn
+from purejax import scipy
 from purejax import ad_checkpoint
 from purejax import custom_derivatives
 from purejax import test_util

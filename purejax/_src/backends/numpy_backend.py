@@ -16,6 +16,11 @@ def compile_jaxpr(jaxpr):
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
 
   def run(*args):
+    # NumPy's floating-point warnings (0 * inf ...) are not JAX's: XLA is silent.
+    with np.errstate(all="ignore"):
+      return _run(args)
+
+  def _run(args):
     env = dict(zip(invars, args))
     for prim, params, eqn_in, eqn_out in eqns:
       vals = [v.val if type(v) is Literal else env[v] for v in eqn_in]

@@ -1,0 +1,1 @@
+"""Private implementation of ``purejax.scipy.stats``: one module per distribution."""

@@ -1,0 +1,58 @@
+"""The left-skewed Gumbel (extreme value) distribution."""
+import numpy as np
+
+import purejax.numpy as jnp
+from purejax import lax
+from purejax._src.numpy.util import promote_args_inexact
+from purejax._src.scipy.special import xlog1py, xlogy
+from purejax._src.scipy.util import const
+
+
+def _ok(scale):
+  return lax.gt(scale, const(scale, 0))
+
+
+def logpdf(x, loc=0, scale=1):
+  """-log(scale) + z - exp(z); NaN for scale <= 0."""
+  x, loc, scale = promote_args_inexact("gumbel_l.logpdf", x, loc, scale)
+  z = lax.div(lax.sub(x, loc), scale)
+  value = lax.add(xlogy(-1, scale), lax.sub(z, lax.exp(z)))
+  return jnp.where(_ok(scale), value, np.nan)
+
+
+def pdf(x, loc=0, scale=1):
+  """Density at ``x``."""
+  return lax.exp(logpdf(x, loc, scale))
+
+
+def logcdf(x, loc=0, scale=1):
+  """log(1 - exp(-exp(z)))."""
+  x, loc, scale = promote_args_inexact("gumbel_l.logcdf", x, loc, scale)
+  z = lax.div(lax.sub(x, loc), scale)
+  value = lax.log(lax.neg(lax.expm1(lax.neg(lax.exp(z)))))
+  return jnp.where(_ok(scale), value, np.nan)
+
+
+def cdf(x, loc=0, scale=1):
+  """1 - exp(-exp(z))."""
+  return lax.exp(logcdf(x, loc, scale))
+
+
+def ppf(p, loc=0, scale=1):
+  """loc + scale log(-log(1 - p)); NaN outside (0, 1)."""
+  p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
+  ok = lax.bitwise_and(lax.gt(p, const(p, 0)), lax.lt(p, const(p, 1)))
+  value = lax.add(loc, lax.mul(scale, lax.log(xlog1py(-1, lax.neg(p)))))
+  return jnp.where(ok, value, np.nan)
+
+
+def logsf(x, loc=0, scale=1):
+  """-exp(z)."""
+  x, loc, scale = promote_args_inexact("gumbel_l.logsf", x, loc, scale)
+  z = lax.div(lax.sub(x, loc), scale)
+  return jnp.where(_ok(scale), lax.neg(lax.exp(z)), np.nan)
+
+
+def sf(x, loc=0, scale=1):
+  """exp(-exp(z))."""
+  return jnp.exp(logsf(x, loc, scale))
