@@ -214,6 +214,26 @@ CASES = [
     Case("max_pool_grad", jax.grad(lambda x: _max_pool(x).sum()), ((4, 5), "f")),
     Case("fft", lambda x: lax.fft(x, "FFT", (3,)), ((2, 3), "c")),
     Case("irfft", lambda x: lax.fft(x, "IRFFT", (4,)), ((2, 3), "c")),
+    # the rest of lax
+    _ew2("mulhi", lax.mulhi, "i"),
+    *[Case(n, lambda x, y, p=getattr(lax, n + "_p"): p.bind(x, y), ((2, 3), "f"), ((2, 3), "f"))
+      for n in ["eq_to", "le_to", "lt_to"]],
+    Case("split", lambda x: lax.split(x, (1, 2), 1)[1], ((2, 3), "f")),
+    Case("tile", lambda x: lax.tile(x, (2, 1)), ((2, 3), "f")),
+    Case("stack", lambda x, y: lax.stack([x, y], 1), ((2, 3), "f"), ((2, 3), "f")),
+    Case("unstack", lambda x: lax.unstack(x, 1)[2], ((2, 3), "f")),
+    Case("optimization_barrier", lambda x, y: lax.optimization_barrier((x, y))[1],
+         ((2, 3), "f"), ((2, 3), "f")),
+    Case("approx_max_k", lambda x: lax.approx_max_k(x, 2)[0], ((2, 5), "f")),
+    Case("ragged_dot", lambda a, b: lax.ragged_dot(a, b, np.array([2, 1], np.int32)),
+         ((3, 4), "f"), ((2, 4, 2), "f")),
+    Case("with_sharding_constraint", lambda x: lax.with_sharding_constraint(x, "s"),
+         ((2, 3), "f")),
+    Case("device_put", lambda x: lax.device_put_p.bind(
+        x, devices=(None,), srcs=(None,), copy_semantics=(None,))[0], ((2, 3), "f")),
+    Case("dce_sink", lambda x: (lax.dce_sink(x), x)[1], ((2, 3), "f")),
+    Case("scaled_dot", lambda a, b: lax.scaled_dot(a, b, preferred_element_type=F32),
+         ((2, 3), "f"), ((3, 4), "f")),
     # gather / scatter: indices from -2 to 6 exercise clamping and dropping
     Case("gather", lambda x, i: lax.gather(x, _ix(i), _GD, (1, 3), mode="fill",
                                            fill_value=0.0), ((4, 3), "f"), ((2,), "small")),
@@ -322,7 +342,8 @@ def test_nested_vmap_matches_loop(case):
 
 
 # Not differentiable in their first argument (as in JAX).
-_NO_GRAD = {"nextafter", "igamma_grad_a", "betainc", "polygamma", "zeta",
+_NO_GRAD = {"nextafter", "igamma_grad_a", "betainc", "polygamma", "zeta", "scaled_dot",
+            "eq_to", "le_to", "lt_to",
             "reduce_window_generic"}
 
 
@@ -365,6 +386,9 @@ def test_cases_cover_every_primitive():
   # Collectives need a named axis: tests/test_collectives.py batches them.
   # Control flow is batched in tests/test_cond.py, test_loops.py, test_scan.py.
   control_flow = {"cond", "scan", "while"}
+  # Never staged (stage), or random per call (rng_uniform; rng_bit_generator's
+  # batching advances one key, as JAX's does, so it cannot equal a loop).
+  control_flow |= {"stage", "rng_uniform", "rng_bit_generator"}
   prims = {p for p in vars(lax).values()
            if isinstance(p, core.Primitive) and not hasattr(p, "axis_names")
            and p.name not in control_flow}

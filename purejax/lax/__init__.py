@@ -80,3 +80,22 @@ from purejax._src.lax.convert import (
 # [fft]
 from purejax._src.lax.fft import FftType, fft, fft_p
 # [end fft]
+# [misc lax]
+from purejax._src.lax.split_tile import (
+    split, split_p, stack, stack_p, tile, tile_p, unstack, unstack_p)
+from purejax._src.lax.misc_ops import (
+    batch_matmul, broadcast_like, broadcast_shapes, composite, dce_sink, dce_sink_p,
+    device_put_p, dtype, empty, eq_to_p, le_to_p, lt_to_p, mulhi, mulhi_p,
+    optimization_barrier, optimization_barrier_p, pbroadcast, pcast, platform_dependent,
+    pswapaxes, shape_as_value, sharding_constraint_p, stage, stage_p,
+    with_sharding_constraint)
+from purejax._src.lax.approx_topk import approx_max_k, approx_min_k, approx_top_k_p
+from purejax._src.lax.rng_bits import (
+    RandomAlgorithm, rng_bit_generator, rng_bit_generator_p, rng_uniform, rng_uniform_p)
+from purejax._src.lax.ragged_dot import (
+    AccuracyMode, DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, PrecisionLike,
+    RaggedDotDimensionNumbers, Tolerance, ragged_dot, ragged_dot_general,
+    ragged_dot_general_p)
+from purejax._src.lax.solvers import custom_linear_solve, custom_root, linear_solve_p
+from purejax._src.lax.scaled_dot import scaled_dot
+# [end misc lax]

@@ -106,7 +106,7 @@ def _outer_compare(op, x, y):
 # tile, repeat
 
 def tile(A, reps):
-  """``A`` repeated ``reps`` times along each axis."""
+  """``A`` repeated ``reps`` times along each axis (one ``tile`` equation)."""
   check_arraylike("tile", A)
   A = util.asarray(A)
   try:
@@ -116,19 +116,9 @@ def tile(A, reps):
   reps = tuple(operator.index(util.concrete_or_error(r, "reps argument of jnp.tile()"))
                for r in reps)
   reps = (1,) * (util.ndim(A) - len(reps)) + reps
-  A = util.expand_to_rank(A, len(reps))
-  return _tile(A, reps)
-
-
-@functools.partial(jit, static_argnames=("reps",))
-def _tile(A, reps):
-  shape = util.shape(A)
-  if all(r == 1 for r in reps):
-    return A
-  # (r0, d0, r1, d1, ...) then merge each pair.
-  wide = tuple(x for pair in zip(reps, shape) for x in pair)
-  out = lax.broadcast_in_dim(A, wide, tuple(range(1, 2 * len(shape), 2)))
-  return lax.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+  if len(reps) > util.ndim(A):
+    A = lax.expand_dims(A, tuple(range(len(reps) - util.ndim(A))))
+  return lax.tile(A, reps)
 
 
 _REPEAT_STATIC = ("When jit-compiling jnp.repeat, the total number of repeats must be "

@@ -252,21 +252,38 @@ concat = concatenate
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
-  """Joins arrays along a new axis."""
+  """Joins arrays along a new axis (JAX's ``stack`` primitive; an array
+  argument is stacked along its first axis with a reshape)."""
   check_no_out("stack", out)
+  if isinstance(arrays, (core.ArrayBase, np.ndarray)):
+    return _stack_array(arrays, axis, dtype)
   arrays = _as_sequence("stack", arrays)
   if not arrays:
     raise ValueError("Need at least one array to stack.")
   check_arraylike("stack", *arrays)
-  shapes = [util.shape(a) for a in arrays]
-  if len(set(shapes)) > 1:
-    if len({len(s) for s in shapes}) > 1:
-      raise ValueError("Cannot stack arrays with different numbers of dimensions: got "
-                       f"{', '.join(map(str, shapes))}.")
-    raise ValueError("All input arrays must have the same shape.")
-  axis = util.canonicalize_axis(axis, len(shapes[0]) + 1)
-  expanded = [util.expand_dims_at(util.asarray(a), (axis,)) for a in arrays]
-  return concatenate(expanded, axis=axis, dtype=dtype)
+  requested = dtypes.canonicalize_user_dtype(dtype, "stack")
+  if requested is None:
+    arrays = util.promote_dtypes(*arrays)
+  else:
+    arrays = [lax.convert_element_type(a, requested, False) for a in arrays]
+  return lax.stack(arrays, axis=axis)
+
+
+def _stack_array(arr, axis, dtype):
+  """``stack`` of the slices of one array: move axis 0 into place with a
+  reshape (no per-slice equations), as JAX does."""
+  if util.ndim(arr) == 0:
+    raise TypeError("len() of unsized object")
+  if util.shape(arr)[0] == 0:
+    raise ValueError("Need at least one array to stack.")
+  requested = dtypes.canonicalize_user_dtype(dtype, "stack")
+  arr = util.asarray(arr) if requested is None else lax.convert_element_type(arr, requested, False)
+  axis = util.canonicalize_axis(axis, util.ndim(arr))
+  arr = lax.expand_dims(arr, (axis + 1,))
+  shp = util.shape(arr)
+  new_shape = shp[1:axis + 1] + (shp[0] * shp[axis + 1],) + shp[axis + 2:]
+  dims = (*range(1, axis + 1), 0, *range(axis + 1, len(shp)))
+  return lax.reshape(arr, new_shape, dims)
 
 
 @jit
@@ -380,16 +397,9 @@ def _split(op, ary, indices_or_sections, axis):
   check_arraylike(op, ary)
   ary = util.asarray(ary)
   axis = operator.index(util.concrete_or_error(axis, f"in jax.numpy.{op} argument `axis`"))
-  shape = util.shape(ary)
-  sizes = _split_sizes(op, shape[axis], indices_or_sections)
-  if any(s < 0 for s in sizes):
-    raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
-  axis %= len(shape)
-  out, start = [], 0
-  for s in sizes:
-    out.append(lax.slice_in_dim(ary, start, start + s, axis=axis))
-    start += s
-  return out
+  sizes = _split_sizes(op, util.shape(ary)[axis], indices_or_sections)
+  # JAX's split params hold NumPy int64 sizes (they print as np.int64(n)).
+  return list(lax.split(ary, [np.int64(s) for s in sizes], axis=axis))
 
 
 def split(ary, indices_or_sections, axis=0):
@@ -420,12 +430,9 @@ def dsplit(ary, indices_or_sections):
 
 
 def unstack(x, /, *, axis=0):
-  """The slices of ``x`` along ``axis``, as a tuple."""
+  """The slices of ``x`` along ``axis``, as a tuple (one ``unstack`` equation)."""
   check_arraylike("unstack", x)
-  x = util.asarray(x)
-  axis = util.canonicalize_axis(axis, util.ndim(x))
-  return tuple(lax.index_in_dim(x, i, axis, keepdims=False)
-               for i in range(util.shape(x)[axis]))
+  return lax.unstack(util.asarray(x), axis=axis)
 
 
 # ---------------------------------------------------------------------------
