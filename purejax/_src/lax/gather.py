@@ -109,6 +109,27 @@ def check_disjoint(dims1, dims2, op, name1, name2):
                     f"and {dims2}.")
 
 
+def check_batching_dims(op, index_name, operand, indices, obatch, ibatch, vector_dim):
+  """The operand's and the indices' batching dimensions pair up (gather and
+  scatter share these rules and messages)."""
+  check_unique(ibatch, op, index_name)
+  check_in_range(ibatch, indices.ndim, op, index_name)
+  title = op.capitalize()
+  if vector_dim in ibatch:
+    raise TypeError(f"{title} op cannot have the index vector dimension as a batching "
+                    f"dimension; got {ibatch}.")
+  if len(obatch) != len(ibatch):
+    # (JAX's gather message lacks the space before the second tuple.)
+    sep = "and" if op == "gather" else "and "
+    raise TypeError(f"{title} op requires equal numbers of operand_batching_dims and "
+                    f"{index_name}, got {obatch} {sep}{ibatch}.")
+  oshape = tuple(operand.shape[d] for d in obatch)
+  ishape = tuple(indices.shape[d] for d in ibatch)
+  if oshape != ishape:
+    raise TypeError(f"{title} op requires operand batching dimensions and indices batching "
+                    f"dimensions to have the same shape, got {oshape} and {ishape}.")
+
+
 def check_index_dtype(indices):
   if not dtypes.issubdtype(indices.dtype, np.integer):
     raise ValueError("indices must have an integer type")
@@ -150,19 +171,8 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
   check_sorted_in_range(obatch, rank, "gather", "operand_batching_dims")
   check_disjoint(collapsed, obatch, "gather", "collapsed_slice_dims", "operand_batching_dims")
   check_disjoint(index_map, obatch, "gather", "start_index_map", "operand_batching_dims")
-  check_unique(ibatch, "gather", "start_indices_batching_dims")
-  check_in_range(ibatch, indices.ndim, "gather", "start_indices_batching_dims")
-  if vector_dim in ibatch:
-    raise TypeError("Gather op cannot have the index vector dimension as a batching "
-                    f"dimension; got {ibatch}.")
-  if len(obatch) != len(ibatch):
-    raise TypeError("Gather op requires equal numbers of operand_batching_dims and "
-                    f"start_indices_batching_dims, got {obatch} and{ibatch}.")
-  oshape = tuple(operand.shape[d] for d in obatch)
-  ishape = tuple(indices.shape[d] for d in ibatch)
-  if oshape != ishape:
-    raise TypeError("Gather op requires operand batching dimensions and indices batching "
-                    f"dimensions to have the same shape, got {oshape} and {ishape}.")
+  check_batching_dims("gather", "start_indices_batching_dims", operand, indices, obatch,
+                      ibatch, vector_dim)
   if len(slice_sizes) != rank:
     raise TypeError("Gather op must have one slice size for every input dimension; got: "
                     f"len(slice_sizes)={len(slice_sizes)}, input_shape.rank={rank}")

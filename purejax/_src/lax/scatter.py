@@ -18,7 +18,7 @@ from purejax._src.interpreters import batching
 from purejax._src.lax import utils
 from purejax._src.lax.families import check_same_dtypes, standard_primitive
 from purejax._src.lax.gather import (
-    GatherDimensionNumbers, GatherScatterMode, check_disjoint, check_in_range,
+    GatherDimensionNumbers, GatherScatterMode, check_batching_dims, check_disjoint,
     check_index_dtype, check_sorted, check_sorted_in_range, check_unique, clamp_starts,
     full_starts, gather, in_bounds, window_positions)
 
@@ -78,20 +78,10 @@ def _scatter_abstract_eval(operand, indices, updates, *, update_jaxpr, update_co
   check_disjoint(inserted, obatch, "scatter", "inserted_window_dims", "operand_batching_dims")
   check_disjoint(to_operand, obatch, "scatter", "scatter_dims_to_operand_dims",
                  "operand_batching_dims")
-  check_unique(ibatch, "scatter", "scatter_indices_batching_dims")
-  check_in_range(ibatch, indices.ndim, "scatter", "scatter_indices_batching_dims")
-  if vector_dim in ibatch:
-    raise TypeError("Scatter op cannot have the index vector dimension as a batching "
-                    f"dimension; got {ibatch}.")
-  if len(obatch) != len(ibatch):
-    raise TypeError("Scatter op requires equal numbers of operand_batching_dims and "
-                    f"scatter_indices_batching_dims, got {obatch} and {ibatch}.")
-  oshape = tuple(operand.shape[d] for d in obatch)
-  ishape = tuple(indices.shape[d] for d in ibatch)
-  if oshape != ishape:
-    raise TypeError("Scatter op requires operand batching dimensions and indices batching "
-                    f"dimensions to have the same shape, got {oshape} and {ishape}.")
+  check_batching_dims("scatter", "scatter_indices_batching_dims", operand, indices, obatch,
+                      ibatch, vector_dim)
   scatter_axes = [d for d in range(updates.ndim) if d not in window_dims]
+  oshape = tuple(operand.shape[d] for d in obatch)
   ushape = tuple(updates.shape[scatter_axes[d]] for d in ibatch)
   if oshape != ushape:
     raise TypeError("Scatter op requires operand batching dimensions and updates batching "
