@@ -21,7 +21,8 @@ def to(module, x):
 
 
 def same(ours, theirs, rtol=1e-5, atol=1e-5):
-  """Same structure, dtype, weak type, shape and (close) values."""
+  """Same structure, dtype, weak type, shape and (close) values; half
+  floats compare to 1e-2."""
   if isinstance(theirs, (tuple, list)):
     assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
@@ -32,8 +33,12 @@ def same(ours, theirs, rtol=1e-5, atol=1e-5):
   assert ours.weak_type == theirs.weak_type, (ours, theirs)
   assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
   a, b = np.asarray(ours), np.asarray(theirs)
-  if a.dtype.kind in "fc":
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+  if a.dtype.kind in "fc" or a.dtype.name == "bfloat16":
+    if a.dtype.itemsize <= 2 and a.dtype.kind != "c":
+      rtol, atol = max(rtol, 1e-2), max(atol, 1e-2)
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64
+    np.testing.assert_allclose(a.astype(wide), b.astype(wide), rtol=rtol, atol=atol,
+                               equal_nan=True)
   else:
     np.testing.assert_array_equal(a, b)
 

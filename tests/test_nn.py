@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import special as sp_special
 
+from tests import jnp_oracle
 import purejax
 import purejax.nn as nn
 import purejax.numpy as jnp
-from purejax._src.array import Array
 from purejax.test_util import check_grads
 
 RNG = np.random.RandomState(0)
@@ -64,21 +64,6 @@ def _jax_results(name, exprs, arrays=None, together=True):
     outs = run_all({k: jax.numpy.asarray(v) for k, v in arrays.items()})
     _JAX_RESULTS[name] = dict(zip(exprs, outs))
   return _JAX_RESULTS[name]
-
-
-def _assert_like(ours, theirs):
-  if isinstance(theirs, (tuple, list)):
-    assert len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-      _assert_like(a, b)
-    return
-  assert isinstance(ours, Array)
-  assert (ours.dtype, ours.weak_type, ours.shape) == (theirs.dtype, theirs.weak_type,
-                                                      theirs.shape), (ours, theirs)
-  low = ours.dtype in (np.float16, ml_dtypes.bfloat16)
-  tol = 1e-2 if low else 2e-6
-  np.testing.assert_allclose(np.asarray(ours, np.float64), np.asarray(theirs, np.float64),
-                             rtol=tol, atol=tol, equal_nan=True)
 
 
 ACTIVATIONS = ("relu relu6 sigmoid softplus sparse_plus sparse_sigmoid soft_sign silu swish "
@@ -521,3 +506,7 @@ def test_scaled_dot_general():
     nn.scaled_dot_general(a, b, (((1,), (0,)), ((), ())), configs=[config] * 3)
   with pytest.raises(ValueError, match="Unsupported mode"):
     nn.get_scaled_dot_general_config("int4")
+
+
+def _assert_like(ours, theirs):
+  jnp_oracle.same(ours, theirs, rtol=2e-6, atol=2e-6)

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from tests import jnp_oracle
 import purejax
 import purejax.numpy as jnp
 from purejax._src.api import jit, make_jaxpr
@@ -49,22 +50,7 @@ def _to(module, x):
 
 def assert_like_oracle(ours, theirs, rtol=1e-6, atol=1e-6):
   """Same dtype, weak type, shape and (close) values as the oracle's result."""
-  if isinstance(theirs, (tuple, list)):
-    assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-      assert_like_oracle(a, b, rtol, atol)
-    return
-  assert isinstance(ours, Array), type(ours)
-  assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
-  assert ours.weak_type == theirs.weak_type, (ours, theirs)
-  assert ours.shape == theirs.shape
-  a, b = np.asarray(ours), np.asarray(theirs)
-  if a.dtype.kind in "fc" or a.dtype.name == "bfloat16":
-    np.testing.assert_allclose(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
-                               b.astype(np.complex128 if b.dtype.kind == "c" else np.float64),
-                               rtol=rtol, atol=atol, equal_nan=True)
-  else:
-    np.testing.assert_array_equal(a, b)
+  jnp_oracle.same(ours, theirs, rtol, atol)
 
 
 def compare(fun, *args, rtol=1e-6, atol=1e-6, **kwargs):

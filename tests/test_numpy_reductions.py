@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 import pytest
 
+from tests import jnp_oracle
 import purejax
 import purejax.numpy as jnp
 from purejax._src.api import jit
-from purejax._src.array import Array
 from purejax._src.vmap import vmap
 from purejax.test_util import check_grads
 
@@ -34,22 +34,6 @@ def _run(module, expr):
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     return eval(expr, env)
-
-
-def _assert_like(ours, theirs):
-  if isinstance(theirs, (tuple, list)):
-    assert len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-      _assert_like(a, b)
-    return
-  assert isinstance(ours, Array)
-  assert (ours.dtype, ours.weak_type, ours.shape) == (theirs.dtype, theirs.weak_type,
-                                                      theirs.shape), (ours, theirs)
-  a, b = np.asarray(ours), np.asarray(theirs)
-  if a.dtype.kind in "fc":
-    np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6, equal_nan=True)
-  else:
-    np.testing.assert_array_equal(a, b)
 
 
 ORACLE_CASES = [
@@ -228,3 +212,7 @@ def test_nan_gradients_are_zero():
     g = purejax.grad(lambda x: fun(x))(x)
     assert np.all(np.isfinite(np.asarray(g)))
     assert np.all(np.asarray(g)[np.isnan(FN)] == 0)
+
+
+def _assert_like(ours, theirs):
+  jnp_oracle.same(ours, theirs, rtol=2e-5, atol=1e-6)
