@@ -592,3 +592,12 @@ def test_exported_names_cover_jax_lax():
 
 def test_x64_fixture_is_restored():
   assert not config.jax_enable_x64
+
+
+def test_concatenate_transposes_to_one_split():
+  jax = pytest.importorskip("jax")
+  f = lambda m: lambda x, y: (m.concatenate([x, y]) * 2.0).sum()
+  x, y = np.ones(2, np.float32), np.ones(3, np.float32)
+  ours = str(purejax.make_jaxpr(purejax.grad(f(jnp), argnums=(0, 1)))(x, y))
+  theirs = str(jax.make_jaxpr(jax.grad(f(jax.numpy), argnums=(0, 1)))(x, y))
+  assert "split[axis=0 sizes=(2, 3)]" in ours and ours == theirs

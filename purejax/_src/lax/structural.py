@@ -384,22 +384,13 @@ concatenate_p = standard_primitive(
 
 
 def _concatenate_transpose(ct, *operands, dimension):
-  # Each linear operand gets its own block of the cotangent.
-  from purejax._src.lax.slicing import slice_p
-  ct_shape = core.get_aval(ct).shape
-  cts, start = [], 0
-  for x in operands:
-    size = core.get_aval(x).shape[dimension]   # UndefinedPrimal has an aval too
-    if ad.is_undefined_primal(x):
-      starts = [0] * len(ct_shape)
-      limits = list(ct_shape)
-      starts[dimension], limits[dimension] = start, start + size
-      cts.append(slice_p.bind(ct, start_indices=tuple(starts), limit_indices=tuple(limits),
-                              strides=None))
-    else:
-      cts.append(None)
-    start += size
-  return cts
+  # The cotangent is split back into the operands' blocks (one split, as JAX).
+  from purejax._src.lax.split_tile import split_p
+  sizes = tuple(core.get_aval(x).shape[dimension] for x in operands)
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval) if ad.is_undefined_primal(x) else None for x in operands]
+  pieces = split_p.bind(ct, sizes=sizes, axis=dimension)
+  return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, operands)]
 
 
 ad.deflinear(concatenate_p, _concatenate_transpose)
