@@ -146,7 +146,8 @@ class _Traced:
     self._executable = None
 
   def executable(self):
-    backend = config.purejax_backend   # the flag may change between calls
+    # The backend flags may change between calls.
+    backend = (config.purejax_backend, config.purejax_num_threads)
     if self._executable is None or self._executable[0] != backend:
       self._executable = (backend, executable_for(self.jaxpr))
     return self._executable[1]

@@ -25,9 +25,11 @@ def executable_for(closed_jaxpr):
   """The executable of a const-free closed jaxpr on the configured backend
   (compiled once per backend)."""
   backend = config.purejax_backend
-  per_backend = _executables.get(backend)
+  # Compiled kernels have the thread count built in.
+  key = (backend, config.purejax_num_threads if backend == "cpu" else None)
+  per_backend = _executables.get(key)
   if per_backend is None:
-    per_backend = _executables[backend] = weakref.WeakKeyDictionary()
+    per_backend = _executables[key] = weakref.WeakKeyDictionary()
   exe = per_backend.get(closed_jaxpr)
   if exe is None:
     exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, backend)

@@ -1,1 +1,8 @@
 """The C compiler backend: jaxprs compiled to native code through the system C compiler."""
+import os
+
+# libgomp's default spin-wait makes short parallel loops on few cores up to
+# 30x slower (a 1M-element selu: 8 ms instead of 0.25 ms on 2 cores).  It is
+# read when libgomp loads, so it is set before any kernel is loaded; a value
+# the user set wins.
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")

@@ -1,0 +1,458 @@
+"""C code generation for a fusion plan: one function per group, one entry
+point per run of consecutive groups ("segment").
+
+A kernel walks its iteration space with loops whose index expressions are
+built symbolically (``indexing``), so broadcasts, transposes and reshapes
+become index arithmetic on reads; adjacent loop dimensions that every index
+walks in row-major order share one loop variable, so an elementwise chain
+over whole arrays is one flat, vectorizable loop.  Loops over at least
+``PARALLEL_MIN_POINTS`` points get an OpenMP ``parallel for``.
+
+Reductions run their reduced loops innermost with scalar accumulators, or,
+when some kept axes come after the reduced ones (column sums), with a block
+of accumulators along those axes so that reads stay contiguous.
+
+A segment function ``int seg_N(void* const* ext)`` receives the buffers it
+exchanges with Python (inputs first, then outputs, in ``Segment`` order),
+allocates the buffers only its own kernels use, and returns 0 (1 when out
+of memory).
+"""
+import re
+
+import numpy as np
+
+from purejax._src.backends.cpu import codegen_ops, prelude
+from purejax._src.backends.cpu.fusion import Group
+from purejax._src.backends.cpu.indexing import (
+    Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, unflatten)
+from purejax._src.jaxpr import Literal
+
+PARALLEL_MIN_POINTS = 1 << 15
+_MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
+_ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
+
+
+class Segment:
+  """Consecutive groups compiled into one entry point."""
+
+  def __init__(self, name, groups):
+    self.name, self.groups = name, groups
+    self.inputs = []    # vars read from Python
+    self.outputs = []   # vars handed back to Python
+
+
+def generate(plan, *, num_threads=0, openmp=True):
+  """C source for ``plan`` and its Segments (in plan order; host steps lie
+  between them)."""
+  segments, current = [], None
+  for step in plan.steps:
+    if type(step) is Group:
+      if current is None:
+        current = Segment(f"seg_{len(segments)}", [])
+        segments.append(current)
+      current.groups.append(step)
+    else:
+      current = None
+  kernels = {}
+  for seg in segments:
+    for group in seg.groups:
+      kernels[group] = _KernelBuilder(plan, group, f"kernel_{len(kernels)}",
+                                      num_threads, openmp).build()
+  _link_segments(plan, segments, kernels)
+  parts = [prelude.PRELUDE, prelude.vector_math_declarations()]
+  parts += [kernels[g].source for seg in segments for g in seg.groups]
+  parts += [_segment_source(seg, kernels) for seg in segments]
+  return "\n".join(parts), segments
+
+
+# -- segments ----------------------------------------------------------------------------
+
+def _link_segments(plan, segments, kernels):
+  """Which buffers each segment takes from and gives back to Python."""
+  seg_of = {}
+  for seg in segments:
+    for g in seg.groups:
+      for v in kernels[g].outputs:
+        seg_of[v] = seg
+  read_outside = {}   # var -> segments reading it, or None for Python
+  for step in plan.steps:
+    if type(step) is not Group:
+      for v in step.eqn.invars:
+        if type(v) is not Literal:
+          read_outside.setdefault(v, set()).add(None)
+  for v in plan.jaxpr.outvars:
+    if type(v) is not Literal:
+      read_outside.setdefault(v, set()).add(None)
+  for seg in segments:
+    for g in seg.groups:
+      for v in kernels[g].inputs:
+        if seg_of.get(v) is not seg and v not in seg.inputs:
+          seg.inputs.append(v)
+        read_outside.setdefault(v, set()).add(seg)
+  for seg in segments:
+    for g in seg.groups:
+      for v in kernels[g].outputs:
+        if read_outside.get(v, set()) - {seg}:
+          seg.outputs.append(v)
+
+
+def _segment_source(seg, kernels):
+  ext = {v: i for i, v in enumerate(seg.inputs + seg.outputs)}
+  lines = [f"int {seg.name}(void* const* ext) {{"]
+  temps = []
+  for g in seg.groups:
+    for v in kernels[g].outputs:
+      if v not in ext:
+        temps.append(v)
+  names = {v: f"b{i}" for i, v in enumerate(temps)}
+  for v in temps:
+    ct = codegen_ops.ctype(v.aval.dtype)
+    size = int(np.prod(v.aval.shape, dtype=np.int64))
+    lines.append(f"  {ct}* {names[v]} = ({ct}*)malloc({size} * sizeof({ct}));")
+  if temps:
+    lines.append(f"  if ({' || '.join('!' + names[v] for v in temps)}) {{")
+    lines += [f"    free({names[v]});" for v in temps]
+    lines.append("    return 1;\n  }")
+
+  def arg(v, const):
+    ct = codegen_ops.ctype(v.aval.dtype)
+    if v in names:
+      return names[v]
+    return f"({'const ' if const else ''}{ct}*)ext[{ext[v]}]"
+
+  for g in seg.groups:
+    k = kernels[g]
+    args = [arg(v, True) for v in k.inputs] + [arg(v, False) for v in k.outputs]
+    lines.append(f"  {k.name}({', '.join(args)});")
+  lines += [f"  free({names[v]});" for v in temps]
+  lines.append("  return 0;\n}\n")
+  return "\n".join(lines)
+
+
+# -- kernels -----------------------------------------------------------------------------
+
+class _Kernel:
+  def __init__(self, name, inputs, outputs, source):
+    self.name, self.inputs, self.outputs, self.source = name, inputs, outputs, source
+
+
+def _broadcast_index(operand_shape, out_shape, idx):
+  """Where an elementwise operand (rank 0, or size-1 axes stretched) is read."""
+  if len(operand_shape) == 0:
+    return ()
+  return tuple(ZERO if s == 1 and o != 1 else i
+               for s, o, i in zip(operand_shape, out_shape, idx))
+
+
+def _view_index(eqn, idx, sizes):
+  """The index of a view equation's operand read for output index ``idx``."""
+  name, params = eqn.primitive.name, eqn.params
+  in_shape = tuple(eqn.invars[0].aval.shape)
+  out_shape = tuple(eqn.outvars[0].aval.shape)
+  if name == "broadcast_in_dim":
+    dims = params["broadcast_dimensions"]
+    return tuple(ZERO if s == 1 else idx[d] for s, d in zip(in_shape, dims))
+  if name == "reshape":
+    perm = params["dimensions"]
+    moved = in_shape if perm is None else tuple(in_shape[p] for p in perm)
+    moved_idx = unflatten(flatten(idx, out_shape), moved, sizes)
+    if perm is None:
+      return moved_idx
+    out = [None] * len(in_shape)
+    for k, p in enumerate(perm):
+      out[p] = moved_idx[k]
+    return tuple(out)
+  if name == "squeeze":
+    it = iter(idx)
+    dims = set(params["dimensions"])
+    return tuple(ZERO if d in dims else next(it) for d in range(len(in_shape)))
+  if name == "transpose":
+    out = [None] * len(in_shape)
+    for i, p in enumerate(params["permutation"]):
+      out[p] = idx[i]
+    return tuple(out)
+  if name == "slice":
+    starts, steps = params["start_indices"], params["strides"]
+    if steps is None:   # starts clamp as in the impl
+      steps = (1,) * len(in_shape)
+      starts = [min(max(int(s), 0), d - n) for s, n, d in zip(starts, out_shape, in_shape)]
+    return tuple(i.scale(int(st)) + int(s) for i, s, st in zip(idx, starts, steps))
+  if name == "rev":
+    dims = set(params["dimensions"])
+    return tuple(i.scale(-1) + (n - 1) if d in dims else i
+                 for d, (i, n) in enumerate(zip(idx, in_shape)))
+  return idx   # convert_element_type, copy, stop_gradient
+
+
+class _KernelBuilder:
+  """Builds one group's C function.  Index expressions are emitted as
+  placeholders and rendered once the loop structure is chosen (which
+  depends on all of them)."""
+
+  def __init__(self, plan, group, name, num_threads, openmp):
+    self.plan, self.group, self.name = plan, group, name
+    self.sizes = group.shape
+    self.num_threads, self.openmp = num_threads, openmp
+    self.body = []
+    self.cache = {}
+    self.inputs, self.outputs = [], []
+    self.ixs = []
+    self.ntmp = 0
+
+  # values ------------------------------------------------------------------------
+
+  def ix(self, ix):
+    self.ixs.append(ix)
+    return f"@{len(self.ixs) - 1}@"
+
+  def tmp(self, ctype, expr):
+    name = f"t{self.ntmp}"
+    self.ntmp += 1
+    self.body.append(f"const {ctype} {name} = {expr};")
+    return name
+
+  def param(self, v):
+    if v not in self.inputs:
+      self.inputs.append(v)
+    return f"p{self.inputs.index(v)}"
+
+  def value(self, v, idx):
+    """A C expression for ``v`` at index ``idx`` (a tuple of Ix)."""
+    if type(v) is Literal:
+      return codegen_ops.literal(v.val, v.aval.dtype)
+    key = (v, idx)
+    hit = self.cache.get(key)
+    if hit is not None:
+      return hit
+    eqn = self.group.producer.get(v) or self.plan.views.get(v)
+    if eqn is None:
+      expr = f"{self.param(v)}[{self.ix(flatten(idx, v.aval.shape))}]"
+    else:
+      expr = self._apply(eqn, idx)
+    if not expr.isidentifier():
+      expr = self.tmp(codegen_ops.ctype(v.aval.dtype), expr)
+    self.cache[key] = expr
+    return expr
+
+  def _apply(self, eqn, idx):
+    name, params = eqn.primitive.name, eqn.params
+    out = eqn.outvars[0].aval
+    if name == "iota":
+      return f"(({codegen_ops.ctype(out.dtype)})({self.ix(idx[params['dimension']])}))"
+    if name in ("broadcast_in_dim", "reshape", "squeeze", "transpose", "slice", "rev"):
+      return self.value(eqn.invars[0], _view_index(eqn, idx, self.sizes))
+    args = [self.value(u, _broadcast_index(tuple(u.aval.shape), tuple(out.shape), idx))
+            for u in eqn.invars]
+    _, emit = codegen_ops.OPS[name]
+    return emit(self, args, [u.aval.dtype for u in eqn.invars], out.dtype, params)
+
+  # the kernel --------------------------------------------------------------------
+
+  def build(self):
+    g = self.group
+    shape = g.shape
+    ident = tuple(Ix.dim(d) for d in range(len(shape)))
+    stores, reductions = [], []
+    for v in g.outputs:
+      if any(e.outvars[0] is v for e in g.reductions):
+        continue
+      val = self.value(v, ident)
+      stores.append((self._out(v), self.ix(flatten(ident, shape)), val))
+    axes = g.axes or ()
+    kept = tuple(Ix.dim(d) for d in range(len(shape)) if d not in axes)
+    for e in g.reductions:
+      out = e.outvars[0]
+      if out not in g.outputs:
+        continue
+      val = self.value(e.invars[0], ident)
+      where = self.ix(flatten(kept, out.aval.shape))
+      reductions.append((e, self._out(out), where, val))
+    if g.axes is None:
+      nest, loops = self._map_nest()
+    else:
+      nest, loops = self._reduce_nest(axes)
+    body = self.body + [f"{o}[{w}] = {v};" for o, w, v in stores]
+    text = self._emit(nest, loops, body, reductions)
+    text = re.sub(r"@(\d+)@", lambda m: nest.render(self.ixs[int(m.group(1))]), text)
+    return _Kernel(self.name, self.inputs, self.outputs, text)
+
+  def _out(self, v):
+    self.outputs.append(v)
+    return f"q{len(self.outputs) - 1}"
+
+  def _runs(self, dims, prefix):
+    """Greedily merges adjacent loop dims every index walks row-major."""
+    ixs = [i for ix in self.ixs for i in all_ixs(ix)]
+    runs = []
+    for d in dims:
+      if runs and mergeable(runs[-1][-1], d, ixs, self.sizes):
+        runs[-1].append(d)
+      else:
+        runs.append([d])
+    return [(f"{prefix}{i}", r) for i, r in enumerate(runs)]
+
+  def _map_nest(self):
+    big = [d for d, n in enumerate(self.sizes) if n > 1]
+    runs = self._runs(big, "j")
+    return LoopNest(self.sizes, runs), {"outer": runs}
+
+  def _reduce_nest(self, axes):
+    big = [d for d, n in enumerate(self.sizes) if n > 1]
+    red = [d for d in big if d in axes]
+    kept = [d for d in big if d not in axes]
+    inner = [d for d in kept if red and d > red[-1]]
+    outer = [d for d in kept if d not in inner]
+    outer_runs = self._runs(outer, "j")
+    red_runs = self._runs(red, "r")
+    inner_runs = [("kin", inner)] if inner else []
+    nest = LoopNest(self.sizes, outer_runs + red_runs + inner_runs)
+    return nest, {"outer": outer_runs, "reduced": red_runs, "inner": inner_runs}
+
+  def _pragma(self, text):
+    if not self.openmp:
+      return []
+    threads = f" num_threads({self.num_threads})" if self.num_threads > 0 else ""
+    return [f"#pragma omp {text}{threads if text.startswith('parallel') else ''}"]
+
+  def _emit(self, nest, loops, body, reductions):
+    params = [f"const {codegen_ops.ctype(v.aval.dtype)}* restrict p{i}"
+              for i, v in enumerate(self.inputs)]
+    params += [f"{codegen_ops.ctype(v.aval.dtype)}* restrict q{i}"
+               for i, v in enumerate(self.outputs)]
+    head = f"static void {self.name}({', '.join(params)}) {{"
+    total = int(np.prod(self.sizes, dtype=np.int64))
+    parallel = total >= PARALLEL_MIN_POINTS
+    if self.group.axes is None:
+      lines = self._emit_map(nest, loops["outer"], body, parallel)
+    elif loops["inner"]:
+      lines = self._emit_blocked(nest, loops, body, reductions, parallel)
+    else:
+      lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel)
+    return "\n".join([head] + ["  " + line for line in lines] + ["}\n"])
+
+  def _loop(self, nest, var, dims):
+    return f"for (int64_t {var} = 0; {var} < {nest.run_size(dims)}; {var}++) {{"
+
+  def _emit_map(self, nest, runs, body, parallel):
+    lines = []
+    for i, (var, dims) in enumerate(runs):
+      if i == 0 and parallel:
+        if len(runs) == 1:
+          lines += self._pragma("parallel for simd")
+        else:
+          lines += self._pragma("parallel for" + (f" collapse({len(runs) - 1})"
+                                                  if len(runs) > 2 else ""))
+      elif i == len(runs) - 1:
+        lines += self._pragma("simd")
+      lines.append(self._loop(nest, var, dims))
+    lines += body + ["}"] * len(runs)
+    return lines
+
+  def _accumulators(self, reductions, block=None, two_pass=False):
+    """Per reduction: accumulator declarations (C declaration, name, initial
+    value, simd operator), the statements folding the value in, and the
+    final stores.  With ``two_pass``, argmax/argmin become a vectorizable
+    extremum here plus a second loop (``second``: accumulators, folds,
+    values needed) finding the first index that attains it."""
+    decls, folds, finals = [], [], []
+    second = ([], [])
+    lane = "" if block is None else "[k]"
+    size = "" if block is None else f"[{block}]"
+    for n, (e, out, where, val) in enumerate(reductions):
+      name = e.primitive.name
+      x = e.invars[0].aval.dtype
+      if name in ("argmax", "argmin"):
+        ct = codegen_ops.ctype(x)
+        at = self.ix(Ix.dim(e.params["axes"][0]))
+        it = codegen_ops.ctype(e.params["index_dtype"])
+        if two_pass:
+          kind = "reduce_max" if name == "argmax" else "reduce_min"
+          r = codegen_ops.reducer(kind, x)
+          names = [f"a{n}_{i}" for i in range(len(r.accs))][:2]   # value, NaN seen
+          decls += [(f"{ct} {nm}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
+          folds += r.combine(names + ["a_unused"], val)[:len(names)]
+          # Branch-free (``&``, ``|``), so that the loop vectorizes.
+          # The values are kept for the second loop: recomputing them could
+          # round differently (a vectorized libm call vs the scalar one).
+          count = self.sizes[e.params["axes"][0]]
+          decls.append((f"{ct} a{n}buf[{count}]", None, None, None))
+          folds.append(f"a{n}buf[{at}] = {val};")
+          v = f"a{n}buf[{at}]"
+          # Branch-free (``&``, ``|``), so that the loop vectorizes.
+          match = (f"(({names[1]} & ({v} != {v})) | (!{names[1]} & ({v} == {names[0]})))"
+                   if len(names) > 1 else f"({v} == {names[0]})")
+          # 32-bit indices when they fit: as wide as float32 vector lanes.
+          wide = count >= 2 ** 31 - 1
+          ity = "int64_t" if wide else "int32_t"
+          second[0].append((f"{ity} a{n}i", f"a{n}i", "INT64_MAX" if wide else "INT32_MAX",
+                            "min"))
+          second[1].append(f"a{n}i = ({match} & (({ity})({at}) < a{n}i)) ? ({ity})({at}) : a{n}i;")
+          finals.append(f"{out}[{where}] = ({it})a{n}i;")
+          continue
+        v, i = f"a{n}v", f"a{n}i"
+        decls.append((f"{ct} {v}{size}", v, "0", None))
+        decls.append((f"int64_t {i}{size}", i, "0", None))
+        better = codegen_ops.arg_better(name, x, val, v + lane)
+        folds.append(f"if (({at}) == 0 || {better}) {{ {v}{lane} = {val}; {i}{lane} = {at}; }}")
+        finals.append(f"{out}[{where}] = ({it}){i}{lane};")
+        continue
+      r = codegen_ops.reducer(name, x)
+      names = [f"a{n}_{i}" for i in range(len(r.accs))]
+      decls += [(f"{ct} {nm}{size}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
+      folds += r.combine([nm + lane for nm in names], val)
+      finals.append(f"{out}[{where}] = {r.final([nm + lane for nm in names])};")
+    return decls, folds, finals, second
+
+  def _emit_scalar_reduce(self, nest, loops, body, reductions, parallel):
+    outer, red = loops["outer"], loops["reduced"]
+    small = len(red) == 1 and nest.run_size(red[0][1]) <= _ARG_BUFFER
+    decls, folds, finals, second = self._accumulators(reductions, two_pass=small)
+    lines = []
+    if outer and parallel:
+      lines += self._pragma("parallel for" + (f" collapse({len(outer)})"
+                                              if len(outer) > 1 else ""))
+    for var, dims in outer:
+      lines.append(self._loop(nest, var, dims))
+    lines += self._reduce_loops(nest, red, decls, body + folds)
+    if second[0]:
+      lines += self._reduce_loops(nest, red, second[0], second[1])
+    lines += finals + ["}"] * len(outer)
+    return lines
+
+  def _reduce_loops(self, nest, red, decls, body):
+    lines = [f"{d};" if nm is None else f"{d} = {init};" for d, nm, init, _ in decls]
+    decls = [d for d in decls if d[1] is not None]
+    simd = all(op for *_, op in decls)
+    clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in decls)
+    for i, (var, dims) in enumerate(red):
+      if i == len(red) - 1 and simd:
+        lines += self._pragma(f"simd {clauses}")
+      lines.append(self._loop(nest, var, dims))
+    return lines + body + ["}"] * len(red)
+
+  def _emit_blocked(self, nest, loops, body, reductions, parallel):
+    outer, red, inner = loops["outer"], loops["reduced"], loops["inner"]
+    count = nest.run_size(inner[0][1])
+    block = min(_MAX_BLOCK, max(16, -(-count // 8 + 15) // 16 * 16), count)
+    nblocks = -(-count // block)
+    decls, folds, finals, _ = self._accumulators(reductions, block)
+    lines = []
+    if parallel:
+      lines += self._pragma(f"parallel for collapse({len(outer) + 1})" if outer
+                            else "parallel for")
+    for var, dims in outer:
+      lines.append(self._loop(nest, var, dims))
+    lines.append(f"for (int64_t jb = 0; jb < {nblocks}; jb++) {{")
+    lines.append(f"const int64_t kb = jb * {block};")
+    lines.append(f"const int64_t kn = {count} - kb < {block} ? {count} - kb : {block};")
+    lines += [f"{d};" for d, *_ in decls]
+    lanes = "for (int64_t k = 0; k < kn; k++) {"
+    lines += [lanes] + [f"{nm}[k] = {init};" for _, nm, init, _ in decls] + ["}"]
+    for var, dims in red:
+      lines.append(self._loop(nest, var, dims))
+    lines += self._pragma("simd")
+    lines += [lanes, "const int64_t kin = kb + k;"] + body + folds + ["}"]
+    lines += ["}"] * len(red)
+    lines += [lanes, "const int64_t kin = kb + k;"] + finals + ["}"]
+    lines += ["}"] + ["}"] * len(outer)
+    return lines

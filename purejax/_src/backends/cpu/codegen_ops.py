@@ -1,0 +1,498 @@
+"""The C expression of each primitive, per dtype.
+
+Every expression computes exactly what the primitive's NumPy ``impl`` computes:
+integers wrap around (arithmetic is done in unsigned types, so there is no
+undefined overflow), integer division and remainder follow lax (x / 0 = -1,
+x % 0 = x), shifts by the width or more give 0 (or the sign fill), max/min
+propagate NaN and order -0.0 below +0.0.  ``OPS[name]`` is a pair
+``(supports(in_dtypes, out_dtype, params), emit(ctx, args, in_dtypes,
+out_dtype, params))``; ``emit`` returns a C expression over the argument
+expressions and may declare temporaries with ``ctx.tmp(ctype, expr)``.
+float32 exp and log call the ``pj_`` helpers of ``prelude``; the other
+transcendental functions are glibc's (through libmvec where it agrees with
+NumPy within 2 ulp).
+"""
+import numpy as np
+
+_CTYPES = {
+    "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+    "uint64": "uint64_t", "float32": "float", "float64": "double",
+}
+
+
+def ctype(dtype):
+  return _CTYPES[np.dtype(dtype).name]
+
+
+def dtype_supported(dtype):
+  return np.dtype(dtype).name in _CTYPES
+
+
+def _kind(dtype):
+  dtype = np.dtype(dtype)
+  return "b" if dtype == np.bool_ else dtype.kind   # b, i, u, f
+
+
+def _bits(dtype):
+  return np.dtype(dtype).itemsize * 8
+
+
+def wide_unsigned(dtype):
+  """The unsigned type integer arithmetic on ``dtype`` is done in."""
+  return "uint64_t" if _bits(dtype) == 64 else "uint32_t"
+
+
+def _same_unsigned(dtype):
+  return f"uint{_bits(dtype)}_t"
+
+
+def _fsuffix(dtype):
+  return "f" if np.dtype(dtype) == np.float32 else ""
+
+
+def literal(value, dtype):
+  """A C literal of ``value`` (a scalar) with type ``dtype``, exactly."""
+  dtype = np.dtype(dtype)
+  kind, ct = _kind(dtype), ctype(dtype)
+  value = np.asarray(value).astype(dtype)[()]
+  if kind == "b":
+    return "1" if value else "0"
+  if kind == "f":
+    if np.isnan(value):
+      return f"(({ct})NAN)"
+    if np.isinf(value):
+      return f"(({ct})INFINITY)" if value > 0 else f"(-({ct})INFINITY)"
+    return f"(({ct}){float(value).hex()})"
+  if kind == "u":
+    return f"(({ct}){int(value)}ULL)"
+  v = int(value)
+  if v == -(1 << 63):
+    return "((int64_t)(-9223372036854775807LL - 1))"
+  return f"(({ct}){v}LL)"
+
+
+def lowest(dtype):
+  kind = _kind(dtype)
+  if kind == "f":
+    return literal(-np.inf, dtype)
+  if kind == "b":
+    return "0"
+  return literal(np.iinfo(dtype).min, dtype)
+
+
+def highest(dtype):
+  kind = _kind(dtype)
+  if kind == "f":
+    return literal(np.inf, dtype)
+  if kind == "b":
+    return "1"
+  return literal(np.iinfo(dtype).max, dtype)
+
+
+# -- support predicates ----------------------------------------------------------
+
+def _floats(ins, out, params):
+  return all(_kind(d) == "f" for d in ins)
+
+
+def _numeric(ins, out, params):
+  return all(_kind(d) in "iuf" for d in ins)
+
+
+def _any(ins, out, params):
+  return True
+
+
+def _integral(ins, out, params):
+  return all(_kind(d) in "iub" for d in ins)
+
+
+def _ints(ins, out, params):
+  return all(_kind(d) in "iu" for d in ins)
+
+
+# -- unary -------------------------------------------------------------------------
+
+def _math(name):
+  def emit(ctx, args, ins, out, params):
+    if name in ("exp", "log") and np.dtype(ins[0]) == np.float32:
+      return f"pj_{name}f({args[0]})"
+    return f"{name}{_fsuffix(ins[0])}({args[0]})"
+  return (_floats, emit)
+
+
+def _neg(ctx, args, ins, out, params):
+  a, = args
+  if _kind(out) == "f":
+    return f"(-{a})"
+  return f"(({ctype(out)})(({wide_unsigned(out)})0 - ({wide_unsigned(out)}){a}))"
+
+
+def _sign(ctx, args, ins, out, params):
+  a, = args
+  kind, ct = _kind(out), ctype(out)
+  if kind == "f":
+    return f"(({a} == 0 || {a} != {a}) ? {a} : ({a} > 0 ? ({ct})1 : ({ct})-1))"
+  if kind == "u":
+    return f"(({ct})({a} > 0))"
+  return f"(({ct})(({a} > 0) - ({a} < 0)))"
+
+
+def _abs(ctx, args, ins, out, params):
+  a, = args
+  if _kind(out) == "f":
+    return f"fabs{_fsuffix(out)}({a})"
+  u = wide_unsigned(out)
+  return f"(({ctype(out)})({a} < 0 ? ({u})0 - ({u}){a} : ({u}){a}))"
+
+
+def _wrap_binary(op):
+  """An arithmetic op: floats directly, integers wrapping in unsigned types."""
+  def emit(ctx, args, ins, out, params):
+    a, b = args
+    if _kind(out) == "f":
+      return f"({a} {op} {b})"
+    u = wide_unsigned(out)
+    return f"(({ctype(out)})(({u}){a} {op} ({u}){b}))"
+  return emit
+
+
+def _square(ctx, args, ins, out, params):
+  return _wrap_binary("*")(ctx, [args[0], args[0]], ins, out, params)
+
+
+def _not(ctx, args, ins, out, params):
+  a, = args
+  if _kind(out) == "b":
+    return f"({a} ^ 1)"
+  return f"(({ctype(out)})~{a})"
+
+
+def _population_count(ctx, args, ins, out, params):
+  a, = args
+  if _bits(out) == 64:
+    return f"(({ctype(out)})__builtin_popcountll((uint64_t){a}))"
+  return f"(({ctype(out)})__builtin_popcount((uint32_t)({_same_unsigned(out)}){a}))"
+
+
+def _clz(ctx, args, ins, out, params):
+  a, = args
+  bits, ct = _bits(out), ctype(out)
+  if bits == 64:
+    return f"({a} == 0 ? ({ct})64 : ({ct})__builtin_clzll((uint64_t){a}))"
+  u = f"(uint32_t)({_same_unsigned(out)}){a}"
+  return f"({a} == 0 ? ({ct}){bits} : ({ct})(__builtin_clz({u}) - {32 - bits}))"
+
+
+def _round(ctx, args, ins, out, params):
+  a, = args
+  f, ct = _fsuffix(out), ctype(out)
+  if int(params["rounding_method"]) == 1:   # to nearest even
+    return f"rint{f}({a})"
+  # As the NumPy impl: trunc(x) plus sign(x) where the fraction is >= 1/2.
+  w = ctx.tmp(ct, f"trunc{f}({a})")
+  step = f"({a} > 0 ? ({ct})1 : ({ct})-1)"
+  return f"({w} + ((fabs{f}({a} - {w}) >= ({ct})0.5) ? {step} : ({ct})0))"
+
+
+def _logistic(ctx, args, ins, out, params):
+  a, = args
+  ct = ctype(out)
+  exp = "pj_expf" if ct == "float" else "exp"
+  return f"(({ct})1 / (({ct})1 + {exp}(-{a})))"
+
+
+def _rsqrt(ctx, args, ins, out, params):
+  return f"(({ctype(out)})1 / sqrt{_fsuffix(out)}({args[0]}))"
+
+
+def _integer_pow(ctx, args, ins, out, params):
+  """Repeated squaring in the order of the NumPy impl (same roundings)."""
+  x, = args
+  y = int(params["y"])
+  ct = ctype(out)
+  if y == 0:
+    return f"(({ct})1)"
+  mul = _wrap_binary("*")
+  n, result, base = abs(y), None, x
+  while n:
+    if n & 1:
+      result = base if result is None else ctx.tmp(ct, mul(ctx, [result, base], ins, out, {}))
+    n >>= 1
+    if n:
+      base = ctx.tmp(ct, mul(ctx, [base, base], ins, out, {}))
+  return f"(({ct})1 / {result})" if y < 0 else result
+
+
+# -- binary ------------------------------------------------------------------------
+
+def _div(ctx, args, ins, out, params):
+  a, b = args
+  kind, ct = _kind(out), ctype(out)
+  if kind == "f":
+    return f"({a} / {b})"
+  if kind == "u":
+    return f"({b} == 0 ? ({ct})-1 : ({ct})({a} / {b}))"
+  neg = _neg(ctx, [a], ins, out, params)   # x / -1 without the overflow trap
+  return f"({b} == 0 ? ({ct})-1 : {b} == -1 ? {neg} : ({ct})({a} / {b}))"
+
+
+def _rem(ctx, args, ins, out, params):
+  a, b = args
+  kind, ct = _kind(out), ctype(out)
+  if kind == "f":
+    return f"fmod{_fsuffix(out)}({a}, {b})"
+  if kind == "u":
+    return f"({b} == 0 ? {a} : ({ct})({a} % {b}))"
+  return f"({b} == 0 ? {a} : {b} == -1 ? ({ct})0 : ({ct})({a} % {b}))"
+
+
+def _extremum(which):
+  def emit(ctx, args, ins, out, params):
+    a, b = args
+    if _kind(out) == "f":
+      return f"pj_{which}{_fsuffix(out)}({a}, {b})"
+    op = ">" if which == "max" else "<"
+    return f"({a} {op} {b} ? {a} : {b})"
+  return emit
+
+
+def _pow_supports(ins, out, params):
+  return _kind(ins[0]) == "f" and _kind(ins[1]) in "iuf"
+
+
+def _pow(ctx, args, ins, out, params):
+  a, b = args
+  if _kind(ins[1]) != "f":
+    b = f"(({ctype(out)}){b})"   # an integer exponent, in x's precision
+  return f"pow{_fsuffix(out)}({a}, {b})"
+
+
+def _math2(name):
+  def emit(ctx, args, ins, out, params):
+    return f"{name}{_fsuffix(out)}({args[0]}, {args[1]})"
+  return (_floats, emit)
+
+
+def _bitwise(op):
+  def emit(ctx, args, ins, out, params):
+    return f"(({ctype(out)})({args[0]} {op} {args[1]}))"
+  return (_integral, emit)
+
+
+def _shift_ok(b, dtype):
+  bits = _bits(dtype)
+  return f"({b} < {bits})" if _kind(dtype) == "u" else f"({b} >= 0 && {b} < {bits})"
+
+
+def _shift_left(ctx, args, ins, out, params):
+  a, b = args
+  return (f"({_shift_ok(b, out)} ? ({ctype(out)})(({wide_unsigned(out)}){a} << {b})"
+          f" : ({ctype(out)})0)")
+
+
+def _shift_right_arithmetic(ctx, args, ins, out, params):
+  a, b = args
+  return f"(({ctype(out)})({a} >> ({_shift_ok(b, out)} ? {b} : {_bits(out) - 1})))"
+
+
+def _shift_right_logical(ctx, args, ins, out, params):
+  a, b = args
+  return (f"({_shift_ok(b, out)} ? ({ctype(out)})(({_same_unsigned(out)}){a} >> {b})"
+          f" : ({ctype(out)})0)")
+
+
+def _compare(op):
+  def emit(ctx, args, ins, out, params):
+    return f"({args[0]} {op} {args[1]})"
+  return (_any, emit)
+
+
+# -- select, clamp, convert ----------------------------------------------------------
+
+def _select_n(ctx, args, ins, out, params):
+  which, *cases = args
+  if len(cases) == 1:
+    return cases[0]
+  if _kind(ins[0]) == "b":
+    return f"({which} ? {cases[1]} : {cases[0]})"
+  expr = cases[-1]   # out-of-range indices clip, as np.choose(mode="clip")
+  for i in range(len(cases) - 2, -1, -1):
+    expr = f"({which} < {i + 1} ? {cases[i]} : {expr})"
+  return expr
+
+
+def _clamp(ctx, args, ins, out, params):
+  # min(max(x, lo), hi) as NumPy evaluates it: NaN propagates, and on a tie
+  # the second operand is returned.
+  lo, x, hi = args
+  ct = ctype(out)
+  if _kind(out) == "f":
+    t = ctx.tmp(ct, f"({x} != {x} ? {x} : {lo} != {lo} ? {lo} : {x} > {lo} ? {x} : {lo})")
+    return f"({t} != {t} ? {t} : {hi} != {hi} ? {hi} : {t} < {hi} ? {t} : {hi})"
+  t = ctx.tmp(ct, f"({x} > {lo} ? {x} : {lo})")
+  return f"({t} < {hi} ? {t} : {hi})"
+
+
+def _convert(ctx, args, ins, out, params):
+  a, = args
+  src, dst = np.dtype(ins[0]), np.dtype(out)
+  ct = ctype(dst)
+  if src == dst:
+    return a
+  if _kind(dst) == "b":
+    return f"({a} != 0)"
+  if _kind(src) == "f" and _kind(dst) in "iu":
+    # Saturating, NaN -> 0; the bounds are powers of two (exact in floats).
+    info = np.iinfo(dst)
+    lo_bound = "-1" if _kind(dst) == "u" else f"-{float(2 ** (_bits(dst) - 1)).hex()}"
+    hi_bound = float(int(info.max) + 1).hex()
+    sc = ctype(src)
+    return (f"({a} != {a} ? ({ct})0 : {a} <= ({sc}){lo_bound} ? {literal(info.min, dst)} : "
+            f"{a} >= ({sc}){hi_bound} ? {literal(info.max, dst)} : ({ct}){a})")
+  if _kind(dst) == "f" and _kind(src) in "iub":
+    # gcc folds (float)(int)x into truncf(x) under -fno-trapping-math, which
+    # keeps the sign of -0.0 where the conversions give +0.0: an opaque zero
+    # hides where the integer came from.
+    return f"(({ct})({a} ^ pj_opaque_zero))"
+  return f"(({ct}){a})"
+
+
+def _identity(ctx, args, ins, out, params):
+  return args[0]
+
+
+OPS = {
+    "neg": (_numeric, _neg),
+    "sign": (_numeric, _sign),
+    "floor": _math("floor"),
+    "ceil": _math("ceil"),
+    "round": (_floats, _round),
+    "is_finite": (_floats, lambda ctx, args, ins, out, params: f"(isfinite({args[0]}) != 0)"),
+    "exp": _math("exp"), "exp2": _math("exp2"), "expm1": _math("expm1"),
+    "log": _math("log"), "log1p": _math("log1p"),
+    "sin": _math("sin"), "cos": _math("cos"), "tan": _math("tan"),
+    "asin": _math("asin"), "acos": _math("acos"), "atan": _math("atan"),
+    "sinh": _math("sinh"), "cosh": _math("cosh"), "tanh": _math("tanh"),
+    "asinh": _math("asinh"), "acosh": _math("acosh"), "atanh": _math("atanh"),
+    "sqrt": _math("sqrt"), "cbrt": _math("cbrt"),
+    "rsqrt": (_floats, _rsqrt),
+    "logistic": (_floats, _logistic),
+    "abs": (_numeric, _abs),
+    "square": (_numeric, _square),
+    "integer_pow": (_numeric, _integer_pow),
+    "not": (_integral, _not),
+    "population_count": (_ints, _population_count),
+    "clz": (_ints, _clz),
+    "add": (_numeric, _wrap_binary("+")),
+    "sub": (_numeric, _wrap_binary("-")),
+    "mul": (_numeric, _wrap_binary("*")),
+    "div": (_numeric, _div),
+    "rem": (_numeric, _rem),
+    "max": (_any, _extremum("max")),
+    "min": (_any, _extremum("min")),
+    "pow": (_pow_supports, _pow),
+    "atan2": _math2("atan2"),
+    "nextafter": _math2("nextafter"),
+    "and": _bitwise("&"), "or": _bitwise("|"), "xor": _bitwise("^"),
+    "shift_left": (_ints, _shift_left),
+    "shift_right_arithmetic": (_ints, _shift_right_arithmetic),
+    "shift_right_logical": (_ints, _shift_right_logical),
+    "eq": _compare("=="), "ne": _compare("!="), "lt": _compare("<"),
+    "le": _compare("<="), "gt": _compare(">"), "ge": _compare(">="),
+    "select_n": (_any, _select_n),
+    "clamp": (_any, _clamp),
+    "convert_element_type": (_any, _convert),
+    "stop_gradient": (_any, _identity),
+    "copy": (_any, _identity),
+}
+
+
+# -- reductions --------------------------------------------------------------------------
+
+class Reducer:
+  """How a reduction accumulates: its accumulators (C type, initial value,
+  OpenMP ``simd reduction`` operator), the statements folding a value ``v``
+  into accumulators ``names``, and the final value.  Every operator is
+  exact under reassociation, so the loops may be vectorized."""
+
+  def __init__(self, accs, combine, final):
+    self.accs, self.combine, self.final = accs, combine, final
+
+
+def _float_extremum(name, dtype):
+  # max/min reassociate exactly, but OpenMP's max reduction ignores NaN and
+  # the order of zeros: reduce the non-NaN values and keep flags for "saw a
+  # NaN" and "saw the zero of the wanted sign".
+  ct, is_max = ctype(dtype), name == "reduce_max"
+  bits = _same_unsigned(dtype)
+  zero = "0" if is_max else ("0x80000000u" if ct == "float" else "0x8000000000000000ull")
+  skip = lowest(dtype) if is_max else highest(dtype)
+  cmp = ">" if is_max else "<"
+
+  def combine(names, v):
+    m, nan, z = names
+    return [f"{{ const {ct} x = {v} != {v} ? {skip} : {v}; {m} = x {cmp} {m} ? x : {m}; }}",
+            f"{nan} |= ({v} != {v});",
+            f"{z} |= (pj_bits{_fsuffix(dtype)}({v}) == ({bits}){zero});"]
+
+  def final(names):
+    m, nan, z = names
+    pos, neg = f"(({ct})0)", f"(-({ct})0)"
+    first, second = (pos, neg) if is_max else (neg, pos)
+    return f"({nan} ? ({ct})NAN : {m} == 0 ? ({z} ? {first} : {second}) : {m})"
+
+  return Reducer([(ct, skip, "max" if is_max else "min"), ("int", "0", "|"), ("int", "0", "|")],
+                 combine, final)
+
+
+def reducer(name, dtype):
+  """The Reducer of reduction primitive ``name`` on ``dtype`` (None: no C)."""
+  kind, ct = _kind(dtype), ctype(dtype)
+  if name in ("reduce_sum", "reduce_prod"):
+    if kind == "b":
+      return None
+    op = "+" if name == "reduce_sum" else "*"
+    init = "0" if op == "+" else "1"
+    if kind == "f":
+      # float32 sums accumulate in double (more accurate than NumPy's
+      # pairwise sum); products stay in their type (same overflows).
+      acc = "double" if op == "+" else ct
+      return Reducer([(acc, f"(({acc}){init})", op)],
+                     lambda names, v: [f"{names[0]} {op}= {v};"],
+                     lambda names: f"(({ct}){names[0]})")
+    acc = wide_unsigned(dtype)
+    return Reducer([(acc, f"(({acc}){init})", op)],
+                   lambda names, v: [f"{names[0]} = {names[0]} {op} ({acc}){v};"],
+                   lambda names: f"(({ct}){names[0]})")
+  if name in ("reduce_max", "reduce_min"):
+    is_max = name == "reduce_max"
+    if kind == "f":
+      return _float_extremum(name, dtype)
+    init = lowest(dtype) if is_max else highest(dtype)
+    if kind == "b":
+      op = "|" if is_max else "&"
+      return Reducer([(ct, init, op)], lambda names, v: [f"{names[0]} {op}= {v};"],
+                     lambda names: names[0])
+    cmp = ">" if is_max else "<"
+    return Reducer([(ct, init, "max" if is_max else "min")],
+                   lambda names, v: [f"{names[0]} = {v} {cmp} {names[0]} ? {v} : {names[0]};"],
+                   lambda names: names[0])
+  if name in ("reduce_and", "reduce_or", "reduce_xor"):
+    if kind not in "iub":
+      return None
+    op = {"reduce_and": "&", "reduce_or": "|", "reduce_xor": "^"}[name]
+    init = ("1" if kind == "b" else f"(({ct})~({ct})0)") if op == "&" else "0"
+    return Reducer([(ct, init, op)], lambda names, v: [f"{names[0]} {op}= {v};"],
+                   lambda names: names[0])
+  return None
+
+
+def arg_better(name, dtype, v, best):
+  """The C condition under which ``v`` replaces ``best`` in argmax/argmin (the
+  first NaN wins, else the first extremum, as NumPy's argmax)."""
+  cmp = ">" if name == "argmax" else "<"
+  if _kind(dtype) == "f":
+    return f"({v} {cmp} {best} || ({v} != {v} && {best} == {best}))"
+  return f"({v} {cmp} {best})"

@@ -1,0 +1,200 @@
+"""The compiled executable of a jaxpr: fused C kernels with NumPy between them.
+
+``compile_jaxpr`` plans the fusion, generates one C file for the whole jaxpr,
+compiles it (through ``toolchain``, which caches it) and returns a callable
+with the NumPy backend's contract.  Without a usable compiler, or if the
+compiler rejects the source, it warns once and returns the NumPy backend's
+executable instead: compiling never makes a program fail.
+"""
+import ctypes
+import sys
+import warnings
+
+import numpy as np
+
+from purejax._src.backends import numpy_backend
+from purejax._src.backends.cpu import codegen, fusion
+from purejax._src.config import config
+from purejax._src.jaxpr import Literal
+
+# Contracting a * b + c into one fused multiply-add (gcc's default) rounds
+# differently from NumPy's two operations; the kernels call fma explicitly
+# where they want it.
+EXTRA_FLAGS = ("-ffp-contract=off",)
+_warned = set()
+
+
+def _warn_once(reason):
+  if reason not in _warned:
+    _warned.add(reason)
+    warnings.warn(f"purejax: running on the NumPy backend instead of compiled C code: "
+                  f"{reason}", RuntimeWarning, stacklevel=3)
+
+
+def compile_jaxpr(jaxpr):
+  """A callable ``(*numpy_arrays) -> list of numpy arrays`` running ``jaxpr``
+  (a jaxpr whose constants are inputs) with fused C kernels."""
+  if jaxpr.constvars:
+    raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
+  plan = fusion.plan_jaxpr(jaxpr)
+  if not plan.groups:
+    return numpy_backend.compile_jaxpr(jaxpr)
+  from purejax._src.backends.cpu import toolchain
+  try:
+    openmp = toolchain.openmp_enabled()
+    source, segments = codegen.generate(plan, num_threads=config.purejax_num_threads,
+                                        openmp=openmp)
+    if config.purejax_debug >= 2:
+      print(f"purejax: fusion plan\n{plan.describe()}\npurejax: generated C\n{source}",
+            file=sys.stderr)
+    lib = toolchain.compile_library(source, extra_flags=EXTRA_FLAGS)
+  except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError) as e:
+    _warn_once(str(e).splitlines()[0] if str(e) else type(e).__name__)
+    return numpy_backend.compile_jaxpr(jaxpr)
+  return _runner(plan, segments, lib, source)
+
+
+class _SegmentCall:
+  __slots__ = ("fn", "inputs", "outputs", "args_type", "name")
+
+  def __init__(self, segment, lib):
+    self.name = segment.name
+    self.fn = getattr(lib, segment.name)
+    self.fn.restype = ctypes.c_int
+    self.inputs = [(v, np.dtype(v.aval.dtype)) for v in segment.inputs]
+    self.outputs = [(v, tuple(v.aval.shape), np.dtype(v.aval.dtype))
+                    for v in segment.outputs]
+    self.args_type = ctypes.c_void_p * max(1, len(self.inputs) + len(self.outputs))
+
+
+def _host_call(eqn):
+  vals = [v.val if type(v) is Literal else v for v in eqn.invars]
+  literal = [type(v) is Literal for v in eqn.invars]
+  return eqn.primitive, eqn.params, vals, literal, eqn.outvars
+
+
+def _runner(plan, segments, lib, source):
+  by_first_group = {seg.groups[0]: _SegmentCall(seg, lib) for seg in segments}
+  steps = []
+  for step in plan.steps:
+    if type(step) is fusion.Group:
+      if step in by_first_group:
+        steps.append((True, by_first_group[step]))
+    else:
+      steps.append((False, _host_call(step.eqn)))
+  invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
+  if len(steps) == 1 and steps[0][0]:
+    run = _single_segment_runner(steps[0][1], invars, outvars)
+  else:
+    def run(*args):
+      env = dict(zip(invars, args))
+      for compiled, step in steps:
+        if compiled:
+          _call_segment(step, env)
+          continue
+        prim, params, vals, literal, outs = step
+        out = prim.impl(*[x if lit else env[x] for x, lit in zip(vals, literal)], **params)
+        if prim.multiple_results:
+          for var, val in zip(outs, out):
+            env[var] = _as_dtype(val, var.aval.dtype)
+        else:
+          env[outs[0]] = _as_dtype(out, outs[0].aval.dtype)
+      return [v.val if type(v) is Literal else env[v] for v in outvars]
+
+  run.source = source
+  run.plan = plan
+  return run
+
+
+def _single_segment_runner(call, invars, outvars):
+  """The common case, one compiled call and nothing else, without an
+  environment: each output is a kernel's, an input or a literal."""
+  positions = {v: i for i, v in enumerate(invars)}
+  inputs = [(positions[v], dtype) for v, dtype in call.inputs]
+  outputs = call.outputs
+  first_out = len(inputs)
+  result = []   # (kind, index or value)
+  out_index = {v: i for i, (v, _, _) in enumerate(outputs)}
+  for v in outvars:
+    if type(v) is Literal:
+      result.append((0, v.val))
+    elif v in out_index:
+      result.append((1, out_index[v]))
+    else:
+      result.append((2, positions[v]))
+  fn, args_type, name = call.fn, call.args_type, call.name
+
+  def run(*args):
+    ptrs = args_type()
+    keep = []
+    for i, (pos, dtype) in enumerate(inputs):
+      a = args[pos]
+      if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
+        a = _c_array(a, dtype)
+        keep.append(a)
+      ptrs[i] = _address(a)
+    outs = []
+    for i, (_, shape, dtype) in enumerate(outputs):
+      a = np.empty(shape, dtype)
+      outs.append(a)
+      ptrs[first_out + i] = _address(a)
+    if fn(ptrs):
+      raise MemoryError(f"purejax: out of memory in compiled {name}")
+    return [x if k == 0 else outs[x] if k == 1 else args[x] for k, x in result]
+
+  return run
+
+
+def _call_segment(call, env):
+  ptrs = call.args_type()
+  i = 0
+  for v, dtype in call.inputs:
+    a = env[v]
+    if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
+      a = env[v] = _c_array(a, dtype)
+    ptrs[i] = _address(a)
+    i += 1
+  for v, shape, dtype in call.outputs:
+    a = env[v] = np.empty(shape, dtype)
+    ptrs[i] = _address(a)
+    i += 1
+  if call.fn(ptrs):
+    raise MemoryError(f"purejax: out of memory in compiled {call.name}")
+
+
+def _c_array(x, dtype):
+  x = np.asarray(x, dtype=dtype)
+  return x if x.flags.c_contiguous else x.copy(order="C")
+
+
+def _as_dtype(value, dtype):
+  if type(value) is not np.ndarray or value.dtype != dtype:
+    return np.asarray(value, dtype=dtype)
+  return value
+
+
+def _find_data_offset():
+  """Where an ndarray object keeps its data pointer (right after the object
+  header in NumPy's layout), if reading it there gives the right address."""
+  offset = object.__basicsize__
+  probes = [np.empty(3, np.float32), np.arange(10.0)[2:], np.zeros((2, 3), np.int8).T,
+            np.empty((), np.uint8)]
+  try:
+    if all(ctypes.c_void_p.from_address(id(a) + offset).value == a.ctypes.data
+           for a in probes):
+      return offset
+  except (ValueError, OSError):
+    pass
+  return None
+
+
+_DATA_OFFSET = _find_data_offset()
+if _DATA_OFFSET is not None:
+  _from_address = ctypes.c_void_p.from_address
+
+  def _address(a):
+    # 10x faster than a.ctypes.data, which dominates the call overhead.
+    return _from_address(id(a) + _DATA_OFFSET).value
+else:
+  def _address(a):
+    return a.ctypes.data
