@@ -241,3 +241,14 @@ def test_max_min_order_negative_zero_below_positive_zero():
     theirs = np.asarray(getattr(jax.lax, name)(a, b))
     np.testing.assert_array_equal(ours, theirs)
     np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "int32", "uint8"])
+def test_float_to_int_conversion_saturates_like_jax(x64, dtype):
+  jax = pytest.importorskip("jax")
+  x = np.array([1e19, np.inf, -np.inf, np.nan, 2e19, -1e19, 3.5, -2.0 ** 63], np.float64)
+  with jax.enable_x64(True):
+    want = np.asarray(jax.lax.convert_element_type(x, dtype))
+  got = np.asarray(lax.convert_element_type(x, dtype))
+  assert got.dtype == want.dtype
+  np.testing.assert_array_equal(got, want)

@@ -28,7 +28,10 @@ def _convert_impl(x, *, new_dtype, weak_type):
     with np.errstate(invalid="ignore"):
       # Clip in float64 so that the bounds themselves are representable.
       wide = np.nan_to_num(x.astype(np.float64), nan=0.0)
-      return np.clip(np.trunc(wide), info.min, info.max).astype(new_dtype)
+      out = np.clip(np.trunc(wide), info.min, info.max).astype(new_dtype)
+      # 64-bit maxima round up to 2**63 / 2**64 in float64: the clip alone
+      # would let those values wrap around.
+      return np.where(wide >= 2.0 ** (info.bits - (info.min < 0)), info.max, out)
   with np.errstate(all="ignore"):
     return x.astype(new_dtype)
 
