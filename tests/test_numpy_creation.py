@@ -245,3 +245,10 @@ def test_kaiser_like_numpy():
   np.testing.assert_allclose(np.asarray(jnp.kaiser(6, 3.0)), np.kaiser(6, 3.0), rtol=1e-5)
   purejax.test_util.check_grads(lambda b: jnp.kaiser(5, b), (2.0,), order=1, atol=5e-2,
                                 rtol=5e-2)
+
+
+def test_array_accepts_range():
+  jjnp = _oracle()
+  for r in (range(3), range(2, 9, 3), range(0)):
+    _same(jnp.array(r), jjnp.array(r))
+    _same(jnp.asarray(r), jjnp.asarray(r))

@@ -83,6 +83,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
   weak_type = dtype is None and dtypes.is_weakly_typed(object)
   if hasattr(object, "__jax_array__"):
     object = object.__jax_array__()
+  if isinstance(object, range):
+    object = list(object)   # as JAX: a range is a sequence of Python ints
 
   if isinstance(object, core.ArrayBase):
     out = _copy(object) if copy else object
