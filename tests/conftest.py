@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from purejax._src.config import config
@@ -20,3 +21,12 @@ def x64():
 def oracle():
   """Real JAX, used only to compare against; skips the test when absent."""
   return pytest.importorskip("jax")
+
+
+@pytest.fixture(autouse=True)
+def _reseed_module_rng(request):
+  """A test module's ``RNG`` restarts for every test, so that a test sees
+  the same data however pytest-xdist distributes the tests."""
+  rng = getattr(request.module, "RNG", None)
+  if isinstance(rng, np.random.RandomState):
+    rng.seed(0)

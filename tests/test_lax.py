@@ -194,6 +194,17 @@ def _expected_dtype(rec, dtype):
   return dtype
 
 
+def assert_same_as_eager(jitted, eager):
+  """Bit-equal, except for float results of the C backend (4 ulp)."""
+  a, b = np.asarray(jitted), np.asarray(eager)
+  if config.purejax_backend == "cpu" and a.dtype.kind in "fc":
+    eps = np.finfo(a.dtype).eps
+    np.testing.assert_allclose(a, b, rtol=4 * eps, atol=np.finfo(a.dtype).tiny,
+                               equal_nan=True)
+  else:
+    np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("rec,dtype,shape", list(_cases()))
 def test_op_against_numpy(rec, dtype, shape):
   rng = np.random.RandomState(0)
@@ -204,9 +215,10 @@ def test_op_against_numpy(rec, dtype, shape):
     out = rec.fn(*args)
     expected = rec.ref(*args)
     _assert_matches(out, expected, _expected_dtype(rec, dtype), rec.tol)
-    # The same op traced and run by jit gives the same values.
+    # The same op traced and run by jit gives the same values (the C
+    # backend's transcendental functions may differ by a few ulp).
     jitted = jit(rec.fn)(*args)
-    np.testing.assert_array_equal(np.asarray(jitted), np.asarray(out))
+    assert_same_as_eager(jitted, out)
 
 
 @pytest.mark.parametrize("rec", [r for r in OPS if r.nargs == 2], ids=lambda r: r.name)

@@ -247,7 +247,7 @@ def test_platform_dependent():
   np.testing.assert_array_equal(lax.platform_dependent(x, tpu=jnp.sin, default=jnp.cos),
                                 jnp.cos(x))
   f = purejax.jit(lambda x: lax.platform_dependent(x, cuda=jnp.sin, default=jnp.cos))
-  np.testing.assert_array_equal(f(x), jnp.cos(x))
+  np.testing.assert_allclose(f(x), jnp.cos(x), rtol=1e-6)   # compiled cos: a few ulp
   g = purejax.grad(lambda v: lax.platform_dependent(v, cpu=jnp.sin, default=jnp.cos))
   np.testing.assert_allclose(g(1.0), np.cos(1.0), rtol=1e-6)
   assert "platform_index[platforms=(('tpu',), None)]" in str(
@@ -458,13 +458,14 @@ def test_ragged_dot_grad_vmap_errors():
 
 def test_scaled_dot_matches_jax():
   import ml_dtypes
-  a, b = RNG.randn(2, 8).astype(np.float32), RNG.randn(8, 3).astype(np.float32)
-  ls = (2.0 ** RNG.randint(-3, 3, size=(2, 2))).astype(ml_dtypes.float8_e8m0fnu)
-  rs = (2.0 ** RNG.randint(-3, 3, size=(4, 3))).astype(ml_dtypes.float8_e8m0fnu)
+  rng = np.random.RandomState(0)   # the same data whatever ran before
+  a, b = rng.randn(2, 8).astype(np.float32), rng.randn(8, 3).astype(np.float32)
+  ls = (2.0 ** rng.randint(-3, 3, size=(2, 2))).astype(ml_dtypes.float8_e8m0fnu)
+  rs = (2.0 ** rng.randint(-3, 3, size=(4, 3))).astype(ml_dtypes.float8_e8m0fnu)
   _same_values(lambda J, L, N: L.scaled_dot, a, b)
   _same_values(lambda J, L, N: (lambda a, b, x, y: L.scaled_dot(
       a, b, lhs_scale=x, rhs_scale=y, preferred_element_type=N.float32)), a, b, ls, rs)
-  a3, b3 = RNG.randn(3, 2, 8).astype(np.float32), RNG.randn(3, 8, 4).astype(np.float32)
+  a3, b3 = rng.randn(3, 2, 8).astype(np.float32), rng.randn(3, 8, 4).astype(np.float32)
   _same_values(lambda J, L, N: J.vmap(L.scaled_dot), a3, b3)
   assert "scaled_dot[" in str(purejax.make_jaxpr(lax.scaled_dot)(a3, b3))
   with pytest.raises(TypeError, match="must be at least 2"):
