@@ -1,0 +1,79 @@
+"""Choosing the backend of jit, and tiered compilation (NumPy first, the C
+backend's kernels once compiled in the background)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import purejax
+import purejax.numpy as jnp
+from purejax._src import backends
+from purejax._src.backends import numpy_backend
+from purejax._src.config import config
+
+toolchain = pytest.importorskip("purejax._src.backends.cpu.toolchain")
+needs_compiler = pytest.mark.skipif(not toolchain.compiler_available(),
+                                    reason="no C compiler")
+
+X = np.linspace(-3, 3, 4096, dtype=np.float32)
+
+
+def _selu_jaxpr():
+  f = lambda x: 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)
+  closed = purejax.make_jaxpr(f)(X)
+  assert not closed.jaxpr.constvars
+  return closed.jaxpr
+
+
+def test_numpy_backend_is_plain():
+  run = backends.compile_jaxpr(_selu_jaxpr(), "numpy")
+  assert not isinstance(run, backends._Tiered)
+  want = 1.05 * np.where(X > 0, X, 1.67 * np.exp(X) - 1.67)
+  np.testing.assert_allclose(run(X)[0], want, rtol=1e-6, atol=1e-6)
+
+
+@needs_compiler
+def test_tiered_compilation_starts_on_numpy_and_switches():
+  jaxpr = _selu_jaxpr()
+  want = numpy_backend.compile_jaxpr(jaxpr)(X)[0]
+  with config.override("purejax_compile_sync", False):
+    run = backends.compile_jaxpr(jaxpr, "cpu")
+  assert isinstance(run, backends._Tiered)
+  np.testing.assert_allclose(run(X)[0], want, rtol=1e-6, atol=1e-6)   # whichever tier ran
+  run.wait()
+  assert run._compiled is not run._numpy and hasattr(run._compiled, "source")
+  np.testing.assert_allclose(run(X)[0], want, rtol=1e-6, atol=1e-6)
+
+
+@needs_compiler
+def test_synchronous_compilation_returns_the_kernel():
+  with config.override("purejax_compile_sync", True):
+    run = backends.compile_jaxpr(_selu_jaxpr(), "cpu")
+  assert hasattr(run, "source") and "exp" in run.source
+
+
+def test_a_failing_background_compile_falls_back_to_numpy(monkeypatch):
+  from purejax._src.backends.cpu import executable
+  def broken(jaxpr):
+    raise RuntimeError("simulated compiler crash")
+  monkeypatch.setattr(executable, "compile_jaxpr", broken)
+  monkeypatch.setattr(backends, "_warned", set())
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with config.override("purejax_compile_sync", False):
+      run = backends.compile_jaxpr(_selu_jaxpr(), "cpu")
+    run.wait()
+  assert run._compiled is run._numpy
+  assert any("simulated compiler crash" in str(w.message) for w in caught)
+  np.testing.assert_allclose(run(X)[0], numpy_backend.compile_jaxpr(_selu_jaxpr())(X)[0])
+
+
+@needs_compiler
+def test_jit_results_agree_across_backends():
+  f = lambda x: jnp.tanh(x).sum() + jnp.max(x * 2)
+  out = {}
+  for backend in ("numpy", "cpu"):
+    with config.override("purejax_backend", backend), \
+         config.override("purejax_compile_sync", True):
+      out[backend] = float(purejax.jit(f)(X))
+  assert out["cpu"] == pytest.approx(out["numpy"], rel=1e-5)
