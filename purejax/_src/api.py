@@ -146,8 +146,7 @@ class _Traced:
     self._executable = None
 
   def executable(self):
-    # The backend flags may change between calls.
-    backend = (config.purejax_backend, config.purejax_num_threads)
+    backend = config.backend_key()   # the backend flags may change between calls
     if self._executable is None or self._executable[0] != backend:
       self._executable = (backend, executable_for(self.jaxpr))
     return self._executable[1]

@@ -68,6 +68,7 @@ class Config:
 
   def _changed(self):
     object.__setattr__(self, "_trace_state", None)
+    object.__setattr__(self, "_backend_key", None)
 
   def add_watcher(self, callback):
     """``callback()`` runs after any flag changes (used to clear caches)."""
@@ -104,6 +105,17 @@ class Config:
 
   def values(self):
     return dict(self._values)
+
+  def backend_key(self):
+    """(backend, thread count): what a compiled executable depends on
+    (cached: read on every jit call)."""
+    key = self.__dict__.get("_backend_key")
+    if key is None:
+      v = self._values
+      key = (v["purejax_backend"], v["purejax_num_threads"] if v["purejax_backend"] == "cpu"
+             else None)
+      object.__setattr__(self, "_backend_key", key)
+    return key
 
   def trace_state(self):
     """The flags that change what tracing produces (part of jit's cache key)."""

@@ -24,15 +24,13 @@ _executables = {}   # backend -> {closed jaxpr: executable}
 def executable_for(closed_jaxpr):
   """The executable of a const-free closed jaxpr on the configured backend
   (compiled once per backend)."""
-  backend = config.purejax_backend
-  # Compiled kernels have the thread count built in.
-  key = (backend, config.purejax_num_threads if backend == "cpu" else None)
+  key = config.backend_key()   # compiled kernels have the thread count built in
   per_backend = _executables.get(key)
   if per_backend is None:
     per_backend = _executables[key] = weakref.WeakKeyDictionary()
   exe = per_backend.get(closed_jaxpr)
   if exe is None:
-    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, backend)
+    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, key[0])
   return exe
 
 
