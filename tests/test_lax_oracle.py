@@ -252,3 +252,13 @@ def test_float_to_int_conversion_saturates_like_jax(x64, dtype):
   got = np.asarray(lax.convert_element_type(x, dtype))
   assert got.dtype == want.dtype
   np.testing.assert_array_equal(got, want)
+
+
+def test_transcendental_functions_take_accuracy_like_jax():
+  import inspect
+  jax = pytest.importorskip("jax")
+  for name in ["cbrt", "cos", "exp", "exp2", "expm1", "log", "log1p", "logistic", "rsqrt",
+               "sin", "sqrt", "tan", "tanh"]:
+    ours, theirs = getattr(lax, name), getattr(jax.lax, name)
+    assert list(inspect.signature(ours).parameters) == list(inspect.signature(theirs).parameters)
+    np.testing.assert_allclose(ours(POS, accuracy=lax.Tolerance(atol=1e-3)), ours(POS))

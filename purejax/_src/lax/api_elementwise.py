@@ -12,6 +12,16 @@ def _unary(prim, name, doc):
   return fn
 
 
+def _unary_with_accuracy(prim, name, doc):
+  # JAX lets backends trade accuracy for speed here; purejax computes every
+  # value to its usual accuracy, so ``accuracy`` is accepted and ignored.
+  def fn(x, *, accuracy=None):
+    return utils.bind(prim, x)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = doc + " (``accuracy`` is accepted and ignored.)"
+  return fn
+
+
 def _binary(prim, name, doc):
   def fn(x, y):
     return utils.bind(prim, x, y)
@@ -25,16 +35,16 @@ sign = _unary(ew.sign_p, "sign", "Elementwise sign.")
 floor = _unary(ew.floor_p, "floor", "Elementwise floor.")
 ceil = _unary(ew.ceil_p, "ceil", "Elementwise ceiling.")
 is_finite = _unary(ew.is_finite_p, "is_finite", "Elementwise isfinite.")
-exp = _unary(ew.exp_p, "exp", "Elementwise exponential.")
-exp2 = _unary(ew.exp2_p, "exp2", "Elementwise base-2 exponential.")
-log = _unary(ew.log_p, "log", "Elementwise natural logarithm.")
-log1p = _unary(ew.log1p_p, "log1p", "Elementwise log(1 + x).")
-expm1 = _unary(ew.expm1_p, "expm1", "Elementwise exp(x) - 1.")
-tanh = _unary(ew.tanh_p, "tanh", "Elementwise hyperbolic tangent.")
-logistic = _unary(ew.logistic_p, "logistic", "Elementwise logistic: 1 / (1 + exp(-x)).")
-sin = _unary(ew.sin_p, "sin", "Elementwise sine.")
-cos = _unary(ew.cos_p, "cos", "Elementwise cosine.")
-tan = _unary(ew.tan_p, "tan", "Elementwise tangent.")
+exp = _unary_with_accuracy(ew.exp_p, "exp", "Elementwise exponential.")
+exp2 = _unary_with_accuracy(ew.exp2_p, "exp2", "Elementwise base-2 exponential.")
+log = _unary_with_accuracy(ew.log_p, "log", "Elementwise natural logarithm.")
+log1p = _unary_with_accuracy(ew.log1p_p, "log1p", "Elementwise log(1 + x).")
+expm1 = _unary_with_accuracy(ew.expm1_p, "expm1", "Elementwise exp(x) - 1.")
+tanh = _unary_with_accuracy(ew.tanh_p, "tanh", "Elementwise hyperbolic tangent.")
+logistic = _unary_with_accuracy(ew.logistic_p, "logistic", "Elementwise logistic: 1 / (1 + exp(-x)).")
+sin = _unary_with_accuracy(ew.sin_p, "sin", "Elementwise sine.")
+cos = _unary_with_accuracy(ew.cos_p, "cos", "Elementwise cosine.")
+tan = _unary_with_accuracy(ew.tan_p, "tan", "Elementwise tangent.")
 asin = _unary(ew.asin_p, "asin", "Elementwise arc sine.")
 acos = _unary(ew.acos_p, "acos", "Elementwise arc cosine.")
 atan = _unary(ew.atan_p, "atan", "Elementwise arc tangent.")
@@ -43,9 +53,9 @@ cosh = _unary(ew.cosh_p, "cosh", "Elementwise hyperbolic cosine.")
 asinh = _unary(ew.asinh_p, "asinh", "Elementwise inverse hyperbolic sine.")
 acosh = _unary(ew.acosh_p, "acosh", "Elementwise inverse hyperbolic cosine.")
 atanh = _unary(ew.atanh_p, "atanh", "Elementwise inverse hyperbolic tangent.")
-sqrt = _unary(ew.sqrt_p, "sqrt", "Elementwise square root.")
-rsqrt = _unary(ew.rsqrt_p, "rsqrt", "Elementwise reciprocal square root.")
-cbrt = _unary(ew.cbrt_p, "cbrt", "Elementwise cube root.")
+sqrt = _unary_with_accuracy(ew.sqrt_p, "sqrt", "Elementwise square root.")
+rsqrt = _unary_with_accuracy(ew.rsqrt_p, "rsqrt", "Elementwise reciprocal square root.")
+cbrt = _unary_with_accuracy(ew.cbrt_p, "cbrt", "Elementwise cube root.")
 abs = _unary(ew.abs_p, "abs", "Elementwise absolute value.")
 square = _unary(ew.square_p, "square", "Elementwise square: x * x.")
 population_count = _unary(ew.population_count_p, "population_count",
