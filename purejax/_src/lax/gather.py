@@ -109,6 +109,16 @@ def check_disjoint(dims1, dims2, op, name1, name2):
                     f"and {dims2}.")
 
 
+def index_vector_dim(op, indices):
+  """The last axis of the indices holds the index vectors (gather and
+  scatter share this rule and message)."""
+  if indices.ndim < 1:
+    raise TypeError(f"{op.capitalize()} index leaf dimension must be within "
+                    f"[0, rank(indices) + 1). rank(indices) is {indices.ndim} and {op} "
+                    f"index leaf dimension is {indices.ndim - 1}.")
+  return indices.ndim - 1
+
+
 def check_batching_dims(op, index_name, operand, indices, obatch, ibatch, vector_dim):
   """The operand's and the indices' batching dimensions pair up (gather and
   scatter share these rules and messages)."""
@@ -143,11 +153,7 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
   obatch, ibatch, index_map = (dn.operand_batching_dims, dn.start_indices_batching_dims,
                                dn.start_index_map)
   rank = operand.ndim
-  if indices.ndim < 1:
-    raise TypeError("Gather index leaf dimension must be within [0, rank(indices) + 1). "
-                    f"rank(indices) is {indices.ndim} and gather index leaf dimension "
-                    f"is {indices.ndim - 1}.")
-  vector_dim = indices.ndim - 1
+  vector_dim = index_vector_dim("gather", indices)
   check_sorted(offset_dims, "gather", "offset_dims")
   check_unique(offset_dims, "gather", "offset_dims")
   out_rank = len(offset_dims) + indices.ndim - 1

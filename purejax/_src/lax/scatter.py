@@ -20,7 +20,7 @@ from purejax._src.lax.families import check_same_dtypes, standard_primitive
 from purejax._src.lax.gather import (
     GatherDimensionNumbers, GatherScatterMode, check_batching_dims, check_disjoint,
     check_index_dtype, check_sorted, check_sorted_in_range, check_unique, clamp_starts,
-    full_starts, gather, in_bounds, window_positions)
+    full_starts, gather, in_bounds, index_vector_dim, window_positions)
 
 
 class ScatterDimensionNumbers(NamedTuple):
@@ -58,11 +58,7 @@ def _scatter_abstract_eval(operand, indices, updates, *, update_jaxpr, update_co
   obatch, ibatch, to_operand = (dn.operand_batching_dims, dn.scatter_indices_batching_dims,
                                 dn.scatter_dims_to_operand_dims)
   rank = operand.ndim
-  if indices.ndim < 1:
-    raise TypeError("Scatter index leaf dimension must be within [0, rank(indices) + 1). "
-                    f"rank(indices) is {indices.ndim} and scatter index leaf dimension "
-                    f"is {indices.ndim - 1}.")
-  vector_dim = indices.ndim - 1
+  vector_dim = index_vector_dim("scatter", indices)
   expected = indices.ndim - 1 + len(window_dims)
   if updates.ndim != expected:
     raise TypeError(f"Updates tensor must be of rank {expected}; got {updates.ndim}.")
