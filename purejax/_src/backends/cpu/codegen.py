@@ -1,5 +1,5 @@
-"""C code generation for a fusion plan: one function per group, one entry
-point per run of consecutive groups ("segment").
+"""C code generation for the kernels of a fusion plan: one function per group
+(``program`` assembles them into entry points).
 
 A kernel walks its iteration space with loops whose index expressions are
 built symbolically (``indexing``), so broadcasts, transposes and reshapes
@@ -11,18 +11,12 @@ over whole arrays is one flat, vectorizable loop.  Loops over at least
 Reductions run their reduced loops innermost with scalar accumulators, or,
 when some kept axes come after the reduced ones (column sums), with a block
 of accumulators along those axes so that reads stay contiguous.
-
-A segment function ``int seg_N(void* const* ext)`` receives the buffers it
-exchanges with Python (inputs first, then outputs, in ``Segment`` order),
-allocates the buffers only its own kernels use, and returns 0 (1 when out
-of memory).
 """
 import re
 
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops, prelude
-from purejax._src.backends.cpu.fusion import Group
+from purejax._src.backends.cpu import codegen_ops
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, unflatten)
 from purejax._src.jaxpr import Literal
@@ -32,101 +26,9 @@ _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
 
 
-class Segment:
-  """Consecutive groups compiled into one entry point."""
-
-  def __init__(self, name, groups):
-    self.name, self.groups = name, groups
-    self.inputs = []    # vars read from Python
-    self.outputs = []   # vars handed back to Python
-
-
-def generate(plan, *, num_threads=0, openmp=True):
-  """C source for ``plan`` and its Segments (in plan order; host steps lie
-  between them)."""
-  segments, current = [], None
-  for step in plan.steps:
-    if type(step) is Group:
-      if current is None:
-        current = Segment(f"seg_{len(segments)}", [])
-        segments.append(current)
-      current.groups.append(step)
-    else:
-      current = None
-  kernels = {}
-  for seg in segments:
-    for group in seg.groups:
-      kernels[group] = _KernelBuilder(plan, group, f"kernel_{len(kernels)}",
-                                      num_threads, openmp).build()
-  _link_segments(plan, segments, kernels)
-  parts = [prelude.PRELUDE, prelude.vector_math_declarations()]
-  parts += [kernels[g].source for seg in segments for g in seg.groups]
-  parts += [_segment_source(seg, kernels) for seg in segments]
-  return "\n".join(parts), segments
-
-
-# -- segments ----------------------------------------------------------------------------
-
-def _link_segments(plan, segments, kernels):
-  """Which buffers each segment takes from and gives back to Python."""
-  seg_of = {}
-  for seg in segments:
-    for g in seg.groups:
-      for v in kernels[g].outputs:
-        seg_of[v] = seg
-  read_outside = {}   # var -> segments reading it, or None for Python
-  for step in plan.steps:
-    if type(step) is not Group:
-      for v in step.eqn.invars:
-        if type(v) is not Literal:
-          read_outside.setdefault(v, set()).add(None)
-  for v in plan.jaxpr.outvars:
-    if type(v) is not Literal:
-      read_outside.setdefault(v, set()).add(None)
-  for seg in segments:
-    for g in seg.groups:
-      for v in kernels[g].inputs:
-        if seg_of.get(v) is not seg and v not in seg.inputs:
-          seg.inputs.append(v)
-        read_outside.setdefault(v, set()).add(seg)
-  for seg in segments:
-    for g in seg.groups:
-      for v in kernels[g].outputs:
-        if read_outside.get(v, set()) - {seg}:
-          seg.outputs.append(v)
-
-
-def _segment_source(seg, kernels):
-  ext = {v: i for i, v in enumerate(seg.inputs + seg.outputs)}
-  lines = [f"int {seg.name}(void* const* ext) {{"]
-  temps = []
-  for g in seg.groups:
-    for v in kernels[g].outputs:
-      if v not in ext:
-        temps.append(v)
-  names = {v: f"b{i}" for i, v in enumerate(temps)}
-  for v in temps:
-    ct = codegen_ops.ctype(v.aval.dtype)
-    size = int(np.prod(v.aval.shape, dtype=np.int64))
-    lines.append(f"  {ct}* {names[v]} = ({ct}*)malloc({size} * sizeof({ct}));")
-  if temps:
-    lines.append(f"  if ({' || '.join('!' + names[v] for v in temps)}) {{")
-    lines += [f"    free({names[v]});" for v in temps]
-    lines.append("    return 1;\n  }")
-
-  def arg(v, const):
-    ct = codegen_ops.ctype(v.aval.dtype)
-    if v in names:
-      return names[v]
-    return f"({'const ' if const else ''}{ct}*)ext[{ext[v]}]"
-
-  for g in seg.groups:
-    k = kernels[g]
-    args = [arg(v, True) for v in k.inputs] + [arg(v, False) for v in k.outputs]
-    lines.append(f"  {k.name}({', '.join(args)});")
-  lines += [f"  free({names[v]});" for v in temps]
-  lines.append("  return 0;\n}\n")
-  return "\n".join(lines)
+def build_kernel(plan, group, name, num_threads=0, openmp=True):
+  """The C function computing ``group`` of ``plan``: a _Kernel."""
+  return _KernelBuilder(plan, group, name, num_threads, openmp).build()
 
 
 # -- kernels -----------------------------------------------------------------------------
@@ -142,6 +44,20 @@ def _broadcast_index(operand_shape, out_shape, idx):
     return ()
   return tuple(ZERO if s == 1 and o != 1 else i
                for s, o, i in zip(operand_shape, out_shape, idx))
+
+
+def _outer_product_index(eqn, idx):
+  """Where each operand of a contraction-free dot_general is read for output
+  index ``idx`` (batch dims, then the lhs's free dims, then the rhs's)."""
+  _, (lb, rb) = eqn.params["dimension_numbers"]
+  lhs, rhs = (v.aval.ndim for v in eqn.invars)
+  lf = [d for d in range(lhs) if d not in lb]
+  rf = [d for d in range(rhs) if d not in rb]
+  nb = len(lb)
+  return (tuple(idx[list(lb).index(d)] if d in lb else idx[nb + lf.index(d)]
+                for d in range(lhs)),
+          tuple(idx[list(rb).index(d)] if d in rb else idx[nb + len(lf) + rf.index(d)]
+                for d in range(rhs)))
 
 
 def _view_index(eqn, idx, sizes):
@@ -241,6 +157,10 @@ class _KernelBuilder:
       return f"(({codegen_ops.ctype(out.dtype)})({self.ix(idx[params['dimension']])}))"
     if name in ("broadcast_in_dim", "reshape", "squeeze", "transpose", "slice", "rev"):
       return self.value(eqn.invars[0], _view_index(eqn, idx, self.sizes))
+    if name == "dot_general":   # without contraction: a product at mapped indices
+      args = [self.value(u, i) for u, i in zip(eqn.invars, _outer_product_index(eqn, idx))]
+      _, emit = codegen_ops.OPS["mul"]
+      return emit(self, args, [u.aval.dtype for u in eqn.invars], out.dtype, {})
     args = [self.value(u, _broadcast_index(tuple(u.aval.shape), tuple(out.shape), idx))
             for u in eqn.invars]
     _, emit = codegen_ops.OPS[name]

@@ -386,6 +386,7 @@ OPS = {
     "population_count": (_ints, _population_count),
     "clz": (_ints, _clz),
     "add": (_numeric, _wrap_binary("+")),
+    "add_any": (_numeric, _wrap_binary("+")),
     "sub": (_numeric, _wrap_binary("-")),
     "mul": (_numeric, _wrap_binary("*")),
     "div": (_numeric, _div),

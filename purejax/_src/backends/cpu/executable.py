@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from purejax._src.backends import numpy_backend
-from purejax._src.backends.cpu import codegen, fusion
+from purejax._src.backends.cpu import blas, fusion, program
 from purejax._src.config import config
 from purejax._src.jaxpr import Literal
 
@@ -37,12 +37,12 @@ def compile_jaxpr(jaxpr):
   if jaxpr.constvars:
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
   plan = fusion.plan_jaxpr(jaxpr)
-  if not plan.groups:
+  if not plan.compiled_steps:
     return numpy_backend.compile_jaxpr(jaxpr)
   from purejax._src.backends.cpu import toolchain
   try:
     openmp = toolchain.openmp_enabled()
-    source, segments = codegen.generate(plan, num_threads=config.purejax_num_threads,
+    source, segments = program.generate(plan, num_threads=config.purejax_num_threads,
                                         openmp=openmp)
     if config.purejax_debug >= 2:
       print(f"purejax: fusion plan\n{plan.describe()}\npurejax: generated C\n{source}",
@@ -51,6 +51,7 @@ def compile_jaxpr(jaxpr):
   except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError) as e:
     _warn_once(str(e).splitlines()[0] if str(e) else type(e).__name__)
     return numpy_backend.compile_jaxpr(jaxpr)
+  blas.link(lib)
   return _runner(plan, segments, lib, source)
 
 
@@ -74,12 +75,12 @@ def _host_call(eqn):
 
 
 def _runner(plan, segments, lib, source):
-  by_first_group = {seg.groups[0]: _SegmentCall(seg, lib) for seg in segments}
+  by_first_step = {seg.steps[0]: _SegmentCall(seg, lib) for seg in segments}
   steps = []
   for step in plan.steps:
-    if type(step) is fusion.Group:
-      if step in by_first_group:
-        steps.append((True, by_first_group[step]))
+    if type(step) is not fusion.HostStep:
+      if step in by_first_step:
+        steps.append((True, by_first_step[step]))
     else:
       steps.append((False, _host_call(step.eqn)))
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars

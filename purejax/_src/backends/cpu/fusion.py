@@ -16,21 +16,24 @@ while nothing outside it has read one of its values; an open group can be
 moved to the end of the plan, which lets an equation join the group of its
 operands even when unrelated steps came in between.  An equation that C
 cannot compute (its primitive or a dtype is not supported) becomes a host
-step running its NumPy ``impl``; so do control flow and ``dot_general``.
+step running its NumPy ``impl``, unless it is a native step (``native``:
+matrix products through BLAS, control flow whose bodies compile completely).
+With ``native_only`` (the bodies of control flow) no view is made by NumPy,
+and the plan is ``complete`` when it has no host step.
 """
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops
+from purejax._src.backends.cpu import codegen_ops, native
 from purejax._src.jaxpr import DropVar, Jaxpr, Literal, Var
 
 INDEX_PRIMS = frozenset({"broadcast_in_dim", "reshape", "squeeze", "transpose", "slice",
                          "rev", "iota"})
 # Elementwise primitives cheap enough to recompute in each consumer rather
 # than store, when their operands are not computed in an open group.
-CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "stop_gradient", "add", "sub", "mul",
-                         "neg", "max", "min", "select_n", "clamp", "eq", "ne", "lt", "le",
-                         "gt", "ge", "and", "or", "xor", "not", "abs", "square", "sign",
-                         "floor", "ceil"})
+CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "stop_gradient", "add", "add_any",
+                         "sub", "mul", "neg", "max", "min", "select_n", "clamp", "eq", "ne",
+                         "lt", "le", "gt", "ge", "and", "or", "xor", "not", "abs", "square",
+                         "sign", "floor", "ceil"})
 _VIEW_COST_LIMIT = 6   # cheap operations a view may recompute
 REDUCTIONS = frozenset({"reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
                         "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin"})
@@ -40,6 +43,7 @@ _HOST_VIEW_PRIMS = frozenset({"broadcast_in_dim", "reshape", "squeeze", "transpo
                               "rev", "stop_gradient"})
 _SIBLING_WINDOW = 8   # how many recent groups a new computation may join
 _OUTPUT = "output"    # the reader of the jaxpr's outputs
+_NATIVE = "native"    # the reader of a native step's operands
 
 
 class Group:
@@ -89,15 +93,23 @@ class Plan:
   def groups(self):
     return [s for s in self.steps if type(s) is Group]
 
+  @property
+  def compiled_steps(self):
+    return [s for s in self.steps if type(s) is not HostStep]
+
+  @property
+  def complete(self):
+    return all(type(s) is not HostStep for s in self.steps)
+
   def describe(self):
     return "\n".join(f"  step {i}: {s.describe()}" for i, s in enumerate(self.steps))
 
 
-def plan_jaxpr(jaxpr):
+def plan_jaxpr(jaxpr, native_only=False):
   """Partitions ``jaxpr`` (without constvars) into a Plan; nested calls
   (``jit``, ``checkpoint``, ``custom_jvp_call``...) are inlined first."""
   jaxpr = inline_calls(jaxpr)
-  planner = _Planner()
+  planner = _Planner(native_only)
   for eqn in jaxpr.eqns:
     planner.add(eqn)
   for v in jaxpr.outvars:
@@ -162,6 +174,8 @@ def fusible(eqn):
   name = prim.name
   if prim.multiple_results or len(eqn.outvars) != 1:
     return False
+  if name == "dot_general":
+    return outer_product(eqn)
   if name not in codegen_ops.OPS and name not in INDEX_PRIMS and name not in REDUCTIONS:
     return False
   for v in list(eqn.invars) + list(eqn.outvars):
@@ -181,6 +195,18 @@ def fusible(eqn):
   return True
 
 
+def outer_product(eqn):
+  """Whether ``eqn`` is a dot_general without contraction, in one dtype:
+  an elementwise product of its operands, computed in a kernel."""
+  (lc, _), _ = eqn.params["dimension_numbers"]
+  dtypes = {np.dtype(v.aval.dtype) for v in list(eqn.invars) + list(eqn.outvars)}
+  pref = eqn.params.get("preferred_element_type")
+  dtype = np.dtype(eqn.outvars[0].aval.dtype)
+  return (not lc and len(dtypes) == 1 and dtype != np.bool_ and dtype.kind in "iuf"
+          and codegen_ops.dtype_supported(dtype) and (pref is None or np.dtype(pref) == dtype)
+          and all(_size(v.aval) > 0 for v in list(eqn.invars) + list(eqn.outvars)))
+
+
 def reduced_axes(eqn):
   return tuple(sorted(eqn.params["axes"]))
 
@@ -189,7 +215,8 @@ def reduced_axes(eqn):
 
 class _Planner:
 
-  def __init__(self):
+  def __init__(self, native_only):
+    self.native_only = native_only
     self.steps = []
     self.owner = {}        # var -> Group computing it
     self.reduced = set()   # vars that are reduction results
@@ -199,14 +226,19 @@ class _Planner:
 
   def add(self, eqn):
     if not fusible(eqn):
+      step = native.analyze(eqn)
+      reader = _NATIVE if step is not None else None
       for v in eqn.invars:
-        self.touch(v, None)
-      self.steps.append(HostStep(eqn))
+        self.touch(v, reader)
+      self.steps.append(step or HostStep(eqn))
       return
     name = eqn.primitive.name
     cost = sum(self.view_cost.get(v, 0) for v in eqn.invars if type(v) is not Literal)
     cheap = (name in CHEAP_PRIMS or (name == "div" and eqn.outvars[0].aval.dtype.kind == "f"))
-    if name in INDEX_PRIMS or (cheap and cost < _VIEW_COST_LIMIT and not any(
+    # An outer product (one multiply) never joins its operands' groups (they
+    # have other shapes), so it is a view even when they are being computed.
+    outer = name == "dot_general" and cost < _VIEW_COST_LIMIT
+    if name in INDEX_PRIMS or outer or (cheap and cost < _VIEW_COST_LIMIT and not any(
         self._in_open_group(v) for v in eqn.invars if type(v) is not Literal)):
       self.views[eqn.outvars[0]] = eqn
       self.view_cost[eqn.outvars[0]] = cost + (name not in INDEX_PRIMS)
@@ -239,8 +271,9 @@ class _Planner:
     if type(v) is Literal:
       return
     if v in self.views:
-      if reader is None or reader is _OUTPUT:
-        self._materialize_view(v, close=reader is None)
+      if reader is None or reader is _OUTPUT or reader is _NATIVE:
+        by_numpy = not self.native_only and reader is not _NATIVE
+        self._materialize_view(v, close=reader is not _OUTPUT, by_numpy=by_numpy)
       else:
         for s in self.view_sources(v):
           self.touch(s, reader)
@@ -252,9 +285,10 @@ class _Planner:
       if reader is not _OUTPUT:   # outputs are read after every step
         g.open = False
 
-  def _materialize_view(self, v, close):
-    """Stores view ``v`` (for a host step, which closes its group, or as an
-    output of the jaxpr): NumPy makes index-only views, a kernel the others."""
+  def _materialize_view(self, v, close, by_numpy):
+    """Stores view ``v`` (for a host or native step, which closes its group,
+    or as an output of the jaxpr): ``by_numpy``, NumPy makes index-only
+    views; a kernel the others."""
     if v in self.materialized:
       g = self.materialized[v]
       if close and g is not None:   # stored earlier by a group still open
@@ -262,7 +296,7 @@ class _Planner:
       return
     self.materialized[v] = None
     eqn = self.views[v]
-    if eqn.primitive.name in _HOST_VIEW_PRIMS:
+    if by_numpy and eqn.primitive.name in _HOST_VIEW_PRIMS:
       for u in eqn.invars:
         self.touch(u, None)
       self.steps.append(HostStep(eqn))

@@ -1,0 +1,241 @@
+"""Equations compiled to C that are not loop kernels ("native steps"):
+matrix products through BLAS, and ``scan``, ``while`` and ``cond`` as C
+loops and branches over compiled functions of their bodies.
+
+A control-flow equation is native only when each of its bodies compiles
+completely (every equation a kernel or a native step, no constants), so a
+1000-step scan runs without returning to Python.  Otherwise it stays a host
+step and its NumPy ``impl`` runs it.
+
+``analyze(eqn)`` (used by ``fusion``) says whether an equation is native;
+``emit(step, fn)`` (used by ``program``) writes its C statements into the
+function being generated; ``fn`` gives buffers (``fn.ptr(v)``), function-level
+scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
+"""
+import numpy as np
+
+from purejax._src.backends.cpu import blas, codegen_ops
+from purejax._src.jaxpr import Literal
+
+_BLAS_DTYPES = {np.dtype(np.float32): "pj_sgemm", np.dtype(np.float64): "pj_dgemm"}
+
+
+class NativeStep:
+  """A native equation; ``plans`` are its bodies' fusion plans, by name."""
+
+  def __init__(self, eqn, plans=None, layout=None):
+    self.eqn, self.plans, self.layout = eqn, plans or {}, layout
+
+  def describe(self):
+    inner = "".join(f"\n    {name}:\n" + "\n".join("  " + line for line in
+                                                   plan.describe().splitlines())
+                    for name, plan in self.plans.items())
+    return f"native: {self.eqn.primitive.name}{inner}"
+
+
+def _size(aval):
+  return int(np.prod(aval.shape, dtype=np.int64))
+
+
+def _plain(vars_):
+  """All arrays non-empty, of dtypes C code handles."""
+  return all(codegen_ops.dtype_supported(v.aval.dtype) and _size(v.aval) > 0 for v in vars_)
+
+
+def analyze(eqn):
+  """A NativeStep for ``eqn``, or None when it must run on NumPy."""
+  name = eqn.primitive.name
+  if not _plain(list(eqn.invars) + list(eqn.outvars)):
+    return None
+  if name == "dot_general":
+    layout = gemm_layout(eqn)
+    return None if layout is None else NativeStep(eqn, layout=layout)
+  bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
+  if name == "cond":
+    bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
+  if bodies is None:
+    return None
+  plans = {}
+  for body in bodies:
+    closed = (eqn.params["branches"][int(body[6:])] if name == "cond" else eqn.params[body])
+    plan = _complete_plan(closed)
+    if plan is None:
+      return None
+    plans[body] = plan
+  return NativeStep(eqn, plans)
+
+
+def _complete_plan(closed):
+  from purejax._src.backends.cpu import fusion
+  if closed.consts or closed.jaxpr.constvars:
+    return None
+  jaxpr = closed.jaxpr
+  if not _plain(list(jaxpr.invars) + [v for v in jaxpr.outvars if type(v) is not Literal]):
+    return None
+  plan = fusion.plan_jaxpr(jaxpr, native_only=True)
+  return plan if plan.complete else None
+
+
+# -- matrix products ---------------------------------------------------------------------
+
+def _contiguous(dims):
+  return list(dims) == list(range(dims[0], dims[0] + len(dims))) if dims else True
+
+
+def gemm_layout(eqn):
+  """How ``dot_general`` maps onto gemm calls over leading batch dims:
+  (batch, M, N, K, lhs contracting dims last, rhs contracting dims first),
+  or None when the operands' dims are not in such an order."""
+  if not blas.available():
+    return None
+  (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+  lhs, rhs = (v.aval for v in eqn.invars)
+  out = eqn.outvars[0].aval
+  dtype = np.dtype(out.dtype)
+  pref = eqn.params.get("preferred_element_type")
+  if (dtype not in _BLAS_DTYPES or lhs.dtype != dtype or rhs.dtype != dtype
+      or (pref is not None and np.dtype(pref) != dtype) or not lc):
+    return None
+  nb = len(lb)
+  if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
+    return None
+  if not (_contiguous(lc) and _contiguous(rc)):
+    return None
+  lhs_last = lc[-1] == lhs.ndim - 1
+  rhs_first = rc[0] == nb
+  if not (lhs_last or lc[0] == nb) or not (rhs_first or rc[-1] == rhs.ndim - 1):
+    return None
+  batch = int(np.prod(lhs.shape[:nb], dtype=np.int64))
+  k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+  m = _size(lhs) // max(1, batch * k)
+  n = _size(rhs) // max(1, batch * k)
+  if max(m, n, k) > blas.MAX_DIM:
+    return None
+  return batch, m, n, k, lhs_last, rhs_first
+
+
+def _emit_dot(step, fn):
+  batch, m, n, k, lhs_last, rhs_first = step.layout
+  eqn = step.eqn
+  dtype = np.dtype(eqn.outvars[0].aval.dtype)
+  ct, gemm = codegen_ops.ctype(dtype), _BLAS_DTYPES[dtype]
+  lhs, rhs, out = fn.ptr(eqn.invars[0]), fn.ptr(eqn.invars[1]), fn.ptr(eqn.outvars[0])
+  # Row-major out = lhs @ rhs is column-major out^T = rhs^T lhs^T.
+  ta, lda = ("N", n) if rhs_first else ("T", k)
+  tb, ldb = ("N", k) if lhs_last else ("T", m)
+  fn.lines += [
+      f"{{ /* dot_general: {batch} x ({m} x {k}) @ ({k} x {n}) */",
+      f"  const int m = {n}, n = {m}, k = {k}, lda = {lda}, ldb = {ldb}, ldc = {n};",
+      f"  const {ct} one = 1, zero = 0;",
+      f"  for (int64_t bi = 0; bi < {batch}; bi++)",
+      f"    {gemm}(\"{ta}\", \"{tb}\", &m, &n, &k, &one, {rhs} + bi * {k * n}, &lda,",
+      f"           {lhs} + bi * {m * k}, &ldb, &zero, {out} + bi * {m * n}, &ldc);",
+      "}"]
+  fn.uses_blas = True
+
+
+# -- control flow -----------------------------------------------------------------------
+
+def _nbytes(v):
+  return _size(v.aval) * np.dtype(v.aval.dtype).itemsize
+
+
+def _carry_buffers(fn, carry_vars, init_vars):
+  """Two scratch buffers per carried value (read one, write the other),
+  the first holding the initial value."""
+  cur, nxt = [], []
+  for v, init in zip(carry_vars, init_vars):
+    a, b = fn.scratch(v), fn.scratch(v)
+    fn.lines.append(f"  memcpy({a}, {fn.ptr(init)}, {_nbytes(v)});")
+    cur.append(a)
+    nxt.append(b)
+  return cur, nxt
+
+
+def _swap(carry_vars):
+  return [f"{{ void* s = cur[{j}]; cur[{j}] = nxt[{j}]; nxt[{j}] = s; }}"
+          for j in range(len(carry_vars))]
+
+
+def _emit_scan(step, fn):
+  eqn, p = step.eqn, step.eqn.params
+  nconst, ncarry, length = p["num_consts"], p["num_carry"], p["length"]
+  consts = eqn.invars[:nconst]
+  init = eqn.invars[nconst:nconst + ncarry]
+  xs = eqn.invars[nconst + ncarry:]
+  carry_out, ys = eqn.outvars[:ncarry], eqn.outvars[ncarry:]
+  body = fn.subfunction(step.plans["jaxpr"])
+  n_in = nconst + ncarry + len(xs)
+  fn.lines.append(f"{{ /* scan, length {length}{', reversed' if p['reverse'] else ''} */")
+  cur, nxt = _carry_buffers(fn, carry_out, init)
+  lines = [f"void* cur[{max(1, ncarry)}] = {{{', '.join(cur) or '0'}}};",
+           f"void* nxt[{max(1, ncarry)}] = {{{', '.join(nxt) or '0'}}};",
+           f"void* args[{n_in + ncarry + len(ys)}];"]
+  lines += [f"args[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(consts)]
+  lines.append(f"for (int64_t it = 0; it < {length}; it++) {{")
+  lines.append(f"  const int64_t t = {f'{length - 1} - it' if p['reverse'] else 'it'};")
+  lines += [f"  args[{nconst + j}] = cur[{j}];" for j in range(ncarry)]
+  lines += [f"  args[{nconst + ncarry + i}] = (char*){fn.ptr(x)} + t * {_nbytes(x) // length};"
+            for i, x in enumerate(xs)]
+  lines += [f"  args[{n_in + j}] = nxt[{j}];" for j in range(ncarry)]
+  lines += [f"  args[{n_in + ncarry + i}] = (char*){fn.ptr(y)} + t * {_nbytes(y) // length};"
+            for i, y in enumerate(ys)]
+  lines.append(f"  if ({body}(args)) goto done;")
+  lines += ["  " + s for s in _swap(carry_out)] + ["}"]
+  lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(carry_out)]
+  fn.lines += ["  " + s for s in lines] + ["}"]
+
+
+def _emit_while(step, fn):
+  eqn, p = step.eqn, step.eqn.params
+  nc, nb = p["cond_nconsts"], p["body_nconsts"]
+  cconsts, bconsts = eqn.invars[:nc], eqn.invars[nc:nc + nb]
+  init, outs = eqn.invars[nc + nb:], eqn.outvars
+  n = len(outs)
+  cond = fn.subfunction(step.plans["cond_jaxpr"])
+  body = fn.subfunction(step.plans["body_jaxpr"])
+  pred_type = codegen_ops.ctype(step.plans["cond_jaxpr"].jaxpr.outvars[0].aval.dtype)
+  fn.lines.append("{ /* while */")
+  cur, nxt = _carry_buffers(fn, outs, init)
+  lines = [f"void* cur[{max(1, n)}] = {{{', '.join(cur) or '0'}}};",
+           f"void* nxt[{max(1, n)}] = {{{', '.join(nxt) or '0'}}};",
+           f"{pred_type} pred = 0;",
+           f"void* cargs[{nc + n + 1}];", f"void* bargs[{nb + 2 * n}];"]
+  lines += [f"cargs[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(cconsts)]
+  lines += [f"bargs[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(bconsts)]
+  lines.append(f"cargs[{nc + n}] = &pred;")
+  lines.append("for (;;) {")
+  lines += [f"  cargs[{nc + j}] = cur[{j}];" for j in range(n)]
+  lines += [f"  if ({cond}(cargs)) goto done;", "  if (!pred) break;"]
+  lines += [f"  bargs[{nb + j}] = cur[{j}]; bargs[{nb + n + j}] = nxt[{j}];" for j in range(n)]
+  lines.append(f"  if ({body}(bargs)) goto done;")
+  lines += ["  " + s for s in _swap(outs)] + ["}"]
+  lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(outs)]
+  fn.lines += ["  " + s for s in lines] + ["}"]
+
+
+def _emit_cond(step, fn):
+  eqn = step.eqn
+  index, ops, outs = eqn.invars[0], eqn.invars[1:], eqn.outvars
+  branches = [fn.subfunction(step.plans[f"branch{i}"])
+              for i in range(len(eqn.params["branches"]))]
+  last = len(branches) - 1
+  it = codegen_ops.ctype(index.aval.dtype)
+  lines = [f"const int64_t i = (int64_t)*(const {it}*){fn.ptr(index)};",
+           f"void* args[{len(ops) + len(outs)}];"]
+  lines += [f"args[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(ops + outs)]
+  # The index clamps into range, as the impl does.
+  lines.append("int rc;")
+  lines += [f"{'if' if b == 0 else 'else if'} (i <= {b}) rc = {name}(args);"
+            for b, name in enumerate(branches[:-1])]
+  lines.append(f"{'else ' if last else ''}rc = {branches[-1]}(args);")
+  lines.append("if (rc) goto done;")
+  fn.lines += ["{ /* cond */"] + ["  " + s for s in lines] + ["}"]
+
+
+_EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
+             "cond": _emit_cond}
+
+
+def emit(step, fn):
+  _EMITTERS[step.eqn.primitive.name](step, fn)

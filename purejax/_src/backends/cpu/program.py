@@ -1,0 +1,194 @@
+"""Assembles a plan's C file: its kernels, native steps and entry points.
+
+Each run of consecutive compiled steps (kernels and native steps) of the
+top-level plan becomes one entry point ("segment") ``int seg_N(void* const*
+ext)``: ``ext`` holds the buffers it exchanges with Python, inputs first,
+then outputs, in ``Segment`` order.  The bodies of compiled control flow
+become ``static int body_N(void* const* ext)`` over their jaxpr's inputs and
+then outputs, every output written.  Each function allocates the buffers only
+its own steps use and returns 0, or 1 when out of memory.
+"""
+import numpy as np
+
+from purejax._src.backends.cpu import blas, codegen, codegen_ops, native, prelude
+from purejax._src.backends.cpu.fusion import Group, HostStep
+from purejax._src.jaxpr import DropVar, Literal
+
+
+class Segment:
+  """Consecutive compiled steps run by one entry point."""
+
+  def __init__(self, name, steps):
+    self.name, self.steps = name, steps
+    self.inputs = []    # vars read from Python
+    self.outputs = []   # vars handed back to Python
+
+
+def generate(plan, *, num_threads=0, openmp=True):
+  """C source for ``plan`` and its Segments (in plan order; host steps lie
+  between them)."""
+  unit = _Unit(num_threads, openmp)
+  segments, current = [], None
+  for step in plan.steps:
+    if type(step) is HostStep:
+      current = None
+      continue
+    if current is None:
+      current = Segment(f"seg_{len(segments)}", [])
+      segments.append(current)
+    current.steps.append(step)
+  _link_segments(unit, plan, segments)
+  for seg in segments:
+    fn = _Function(unit, plan, seg.steps, seg.inputs, seg.outputs)
+    unit.functions.append(fn.source(f"int {seg.name}(void* const* ext)"))
+  return unit.source(), segments
+
+
+class _Unit:
+  """One C file: its functions in definition order (callees first)."""
+
+  def __init__(self, num_threads, openmp):
+    self.num_threads, self.openmp = num_threads, openmp
+    self.kernels = {}
+    self.functions = []
+    self.bodies = 0
+    self.uses_blas = False
+
+  def kernel(self, plan, group):
+    k = self.kernels.get(group)
+    if k is None:
+      k = self.kernels[group] = codegen.build_kernel(
+          plan, group, f"kernel_{len(self.kernels)}", self.num_threads, self.openmp)
+      self.functions.append(k.source)
+    return k
+
+  def body_function(self, plan):
+    """The name of a new function running ``plan``'s jaxpr completely."""
+    name = f"body_{self.bodies}"
+    self.bodies += 1
+    jaxpr = plan.jaxpr
+    fn = _Function(unit=self, plan=plan, steps=plan.steps, inputs=list(jaxpr.invars),
+                   outputs=[], result_vars=list(jaxpr.outvars))
+    self.functions.append(fn.source(f"static int {name}(void* const* ext)"))
+    return name
+
+  def source(self):
+    head = [prelude.PRELUDE, "#include <string.h>", prelude.vector_math_declarations()]
+    if self.uses_blas:
+      head.append(blas.C_DECLARATIONS)
+    return "\n".join(head + self.functions)
+
+
+def _reads(unit, plan, step):
+  if type(step) is Group:
+    return unit.kernel(plan, step).inputs
+  return [v for v in step.eqn.invars if type(v) is not Literal]
+
+
+def _writes(step):
+  return step.outputs if type(step) is Group else list(step.eqn.outvars)
+
+
+def _link_segments(unit, plan, segments):
+  """Which buffers each segment takes from and gives back to Python."""
+  seg_of = {v: seg for seg in segments for step in seg.steps for v in _writes(step)}
+  read_outside = {}   # var -> segments reading it, or None for Python
+  for step in plan.steps:
+    if type(step) is HostStep:
+      for v in step.eqn.invars:
+        if type(v) is not Literal:
+          read_outside.setdefault(v, set()).add(None)
+  for v in plan.jaxpr.outvars:
+    if type(v) is not Literal:
+      read_outside.setdefault(v, set()).add(None)
+  for seg in segments:
+    for step in seg.steps:
+      for v in _reads(unit, plan, step):
+        if seg_of.get(v) is not seg and v not in seg.inputs:
+          seg.inputs.append(v)
+        read_outside.setdefault(v, set()).add(seg)
+  for seg in segments:
+    for step in seg.steps:
+      for v in _writes(step):
+        if type(v) is not DropVar and read_outside.get(v, set()) - {seg}:
+          seg.outputs.append(v)
+
+
+class _Function:
+  """One C function running ``steps``.  ``inputs`` and ``outputs`` come in
+  ``ext``; ``result_vars`` (for bodies) are the jaxpr's outputs, each written
+  to its own ``ext`` slot after the inputs, copied there when a step does
+  not compute it in place."""
+
+  def __init__(self, unit, plan, steps, inputs, outputs, result_vars=()):
+    self.unit, self.plan, self.steps = unit, plan, steps
+    self.ext = {}
+    for v in list(inputs) + list(outputs):
+      self.ext.setdefault(v, len(self.ext))
+    self.result_vars = list(result_vars)
+    self.copies = []   # (ext slot, var or Literal) written at the end
+    written = {v for step in steps for v in _writes(step)}
+    for j, v in enumerate(self.result_vars):
+      slot = len(inputs) + j
+      if type(v) is not Literal and v in written and v not in self.ext:
+        self.ext[v] = slot
+      else:
+        self.copies.append((slot, v))
+    self.temps = {}      # var -> C name of a malloc'd buffer
+    self.scratches = []  # (C name, ctype, count) of native steps' buffers
+    self.literals = []   # declarations of literal operands
+    self.lines = []
+    self.uses_blas = False
+
+  def ptr(self, v):
+    """A C pointer expression to ``v``'s buffer, typed by its dtype."""
+    ct = codegen_ops.ctype(v.aval.dtype)
+    if type(v) is Literal:
+      name = f"lit{len(self.literals)}"
+      self.literals.append(f"{ct} {name} = {codegen_ops.literal(v.val, v.aval.dtype)};")
+      return f"(&{name})"
+    if v in self.ext:
+      return f"(({ct}*)ext[{self.ext[v]}])"
+    if v not in self.temps:
+      self.temps[v] = f"b{len(self.temps)}"
+    return self.temps[v]
+
+  def scratch(self, v):
+    """A new buffer shaped like ``v``, alive for the whole function."""
+    name = f"s{len(self.scratches)}"
+    self.scratches.append((name, codegen_ops.ctype(v.aval.dtype),
+                           int(np.prod(v.aval.shape, dtype=np.int64))))
+    return name
+
+  def subfunction(self, plan):
+    return self.unit.body_function(plan)
+
+  def source(self, signature):
+    for step in self.steps:
+      if type(step) is Group:
+        k = self.unit.kernel(self.plan, step)
+        args = [self.ptr(v) for v in k.inputs] + [self.ptr(v) for v in k.outputs]
+        self.lines.append(f"{k.name}({', '.join(args)});")
+      else:
+        native.emit(step, self)
+    for slot, v in self.copies:
+      ct = codegen_ops.ctype(v.aval.dtype)
+      if type(v) is Literal:
+        self.lines.append(f"*({ct}*)ext[{slot}] = {codegen_ops.literal(v.val, v.aval.dtype)};")
+      else:
+        nbytes = int(np.prod(v.aval.shape, dtype=np.int64)) * np.dtype(v.aval.dtype).itemsize
+        self.lines.append(f"memcpy(ext[{slot}], {self.ptr(v)}, {nbytes});")
+    self.unit.uses_blas |= self.uses_blas
+    buffers = [(name, codegen_ops.ctype(v.aval.dtype), int(np.prod(v.aval.shape, dtype=np.int64)))
+               for v, name in self.temps.items()] + self.scratches
+    out = [signature + " {", "  int rc = 1;"]
+    out += ["  " + d for d in self.literals]
+    out += [f"  {ct}* {name} = ({ct}*)malloc({max(1, n)} * sizeof({ct}));"
+            for name, ct, n in buffers]
+    if buffers:
+      out.append(f"  if ({' || '.join('!' + name for name, _, _ in buffers)}) goto done;")
+    out += ["  " + line for line in self.lines]
+    out += ["  rc = 0;", "done:"]
+    out += [f"  free({name});" for name, _, _ in buffers]
+    out += ["  return rc;", "}", ""]
+    return "\n".join(out)
