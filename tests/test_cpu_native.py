@@ -1,0 +1,178 @@
+"""The C backend's native steps: dot_general through BLAS, and scan, while
+and cond compiled as C loops and branches (cpu/native.py, cpu/program.py).
+
+Each case runs jitted on the C backend (compiled synchronously) and on the
+NumPy backend, and checks that the compiled plan really has the native step
+(so a silent fallback to NumPy fails the test).
+"""
+import numpy as np
+import pytest
+
+import purejax as jax
+import purejax.numpy as jnp
+from purejax import lax
+from purejax._src.backends.cpu import blas, fusion, toolchain
+from purejax._src.config import config
+
+pytestmark = pytest.mark.skipif(not toolchain.compiler_available(),
+                                reason="no C compiler")
+RNG = np.random.default_rng(0)
+
+
+def _native_names(plan):
+  names = []
+  for step in plan.steps:
+    if type(step).__name__ == "NativeStep":
+      names.append(step.eqn.primitive.name)
+      for inner in step.plans.values():
+        names += _native_names(inner)
+  return names
+
+
+def _run_both(f, *args):
+  with config.override("purejax_backend", "numpy"):
+    want = jax.jit(f)(*args)
+  with config.override("purejax_backend", "cpu"), config.override("purejax_compile_sync", True):
+    got = jax.jit(f)(*args)
+  plan = fusion.plan_jaxpr(jax.make_jaxpr(f)(*args).jaxpr)
+  for w, g in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(got)):
+    w, g = np.asarray(w), np.asarray(g)
+    assert w.dtype == g.dtype and w.shape == g.shape
+    if w.dtype.kind == "f":
+      np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+    else:
+      np.testing.assert_array_equal(g, w)
+  return plan
+
+
+def _f32(*shape):
+  return jnp.asarray(RNG.normal(size=shape).astype(np.float32))
+
+
+needs_blas = pytest.mark.skipif(not blas.available(), reason="SciPy's BLAS not available")
+
+
+@needs_blas
+@pytest.mark.parametrize("lhs_shape,rhs_shape,dims", [
+    ((5, 7), (7, 3), (([1], [0]), ([], []))),
+    ((7, 5), (7, 3), (([0], [0]), ([], []))),
+    ((5, 7), (3, 7), (([1], [1]), ([], []))),
+    ((7, 5), (3, 7), (([0], [1]), ([], []))),
+    ((7,), (7, 3), (([0], [0]), ([], []))),
+    ((5, 7), (7,), (([1], [0]), ([], []))),
+    ((7,), (7,), (([0], [0]), ([], []))),
+    ((2, 5, 7), (2, 7, 3), (([2], [1]), ([0], [0]))),
+    ((2, 7, 5), (2, 3, 7), (([1], [2]), ([0], [0]))),
+    ((2, 3, 4, 6), (2, 4, 6, 5), (([2, 3], [1, 2]), ([0], [0]))),
+])
+def test_dot_general_runs_through_blas(lhs_shape, rhs_shape, dims):
+  x, y = _f32(*lhs_shape), _f32(*rhs_shape)
+  plan = _run_both(lambda a, b: jnp.tanh(lax.dot_general(a, b, dims)) + 1.0, x, y)
+  assert "dot_general" in _native_names(plan)
+
+
+@needs_blas
+def test_dot_general_float64_and_unsupported_layouts_fall_back():
+  with config.override("jax_enable_x64", True):
+    x = jnp.asarray(RNG.normal(size=(4, 6)))
+    y = jnp.asarray(RNG.normal(size=(6, 3)))
+    plan = _run_both(lambda a, b: a @ b * 2.0, x, y)
+    assert "dot_general" in _native_names(plan)
+  # Batch dims not leading: NumPy runs it, with the same results.
+  x, y = _f32(5, 2, 7), _f32(2, 7, 3)
+  plan = _run_both(lambda a, b: lax.dot_general(a, b, (([2], [1]), ([1], [0]))), x, y)
+  assert "dot_general" not in _native_names(plan)
+  # Integer products stay on NumPy too.
+  i = jnp.arange(12, dtype=jnp.int32).reshape(3, 4)
+  _run_both(lambda a: a @ a.T, i)
+
+
+def test_outer_product_is_fused_elementwise():
+  x, y = _f32(6), _f32(5)
+  plan = _run_both(lambda a, b: jnp.outer(a, b).T + 1.0, x, y)
+  assert not plan.steps or all(type(s).__name__ == "Group" for s in plan.steps)
+
+
+@needs_blas
+def test_rnn_scan_and_its_gradient_compile_completely():
+  w, u, b, xs = _f32(8, 8) / 3, _f32(8, 8) / 3, _f32(8), _f32(11, 8)
+
+  def loss(w, u, b, xs):
+    def cell(h, x):
+      h = jnp.tanh(h @ w + x @ u + b)
+      return h, h
+    _, hs = lax.scan(cell, jnp.zeros(8), xs)
+    return jnp.mean(hs * hs)
+
+  plan = _run_both(jax.value_and_grad(loss, argnums=(0, 1, 2)), w, u, b, xs)
+  assert _native_names(plan).count("scan") == 2
+  assert plan.complete
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_carries_passthrough_literals_and_ints(reverse):
+  xs, ks = _f32(9, 3, 2), jnp.arange(9, dtype=jnp.int32)
+
+  def f(xs, ks):
+    def body(carry, inp):
+      total, count, const = carry
+      x, k = inp
+      return (total + x.sum(0), count + k, const), (x * 2.0, k * k, 1.5, const)
+    return lax.scan(body, (jnp.zeros(2), jnp.int32(0), jnp.ones(4)), (xs, ks),
+                    reverse=reverse)
+
+  plan = _run_both(f, xs, ks)
+  assert _native_names(plan) == ["scan"]
+
+
+def test_while_and_fori_loop():
+  def f(x):
+    def cond(c):
+      i, v = c
+      return (i < 20) & (v.sum() < 1e4)
+
+    def body(c):
+      i, v = c
+      return i + 1, v * 1.5 + 0.25
+    i, v = lax.while_loop(cond, body, (jnp.int32(0), x))
+    return i, v, lax.fori_loop(0, 7, lambda k, a: a + k * a.mean(), x)
+
+  plan = _run_both(f, _f32(4, 3))
+  assert "while" in _native_names(plan)
+
+
+def test_while_that_never_runs_returns_its_init():
+  plan = _run_both(lambda x: lax.while_loop(lambda v: v[0] > 1e9, lambda v: v * 2.0, x),
+                   _f32(5))
+  assert "while" in _native_names(plan)
+
+
+@pytest.mark.parametrize("index", [-3, 0, 1, 2, 7])
+def test_switch_clamps_its_index(index):
+  branches = [lambda x: x + 1.0, lambda x: jnp.sin(x), lambda x: x * x]
+  plan = _run_both(lambda i, x: lax.switch(i, branches, x), jnp.int32(index), _f32(3, 4))
+  assert "cond" in _native_names(plan)
+
+
+def test_cond_with_scan_inside_while_nested():
+  def f(x, flag):
+    def inner(v):
+      return lax.scan(lambda c, y: (c + y, c * y), jnp.zeros(3), v)[0]
+
+    def body(c):
+      i, acc = c
+      acc = lax.cond(flag, lambda a: a + inner(x), lambda a: a - 1.0, acc)
+      return i + 1, acc
+    return lax.while_loop(lambda c: c[0] < 4, body, (jnp.int32(0), jnp.zeros(3)))
+
+  plan = _run_both(f, _f32(6, 3), jnp.bool_(True))
+  assert {"while", "cond", "scan"} <= set(_native_names(plan))
+
+
+def test_body_with_a_host_step_stays_on_numpy():
+  # sort has no C kernel: the scan runs through its NumPy impl, correctly.
+  def f(xs):
+    return lax.scan(lambda c, x: (c + jnp.sort(x)[0], jnp.sort(x)), 0.0, xs)
+
+  plan = _run_both(f, _f32(5, 4))
+  assert "scan" not in _native_names(plan)
