@@ -9,24 +9,88 @@ import ctypes
 import functools
 
 # Fortran BLAS, every argument by reference; SciPy's BLAS takes 32-bit ints.
+# OpenBLAS's own threads busy-wait after a call and then fight the OpenMP
+# threads of the next kernel for the cores, so products run on OpenMP
+# threads too: each calls a single-threaded gemm (OpenBLAS's per-thread
+# thread count) on a block of rows or columns.
 C_DECLARATIONS = r"""
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 typedef void (*pj_sgemm_t)(const char*, const char*, const int*, const int*, const int*,
                            const float*, const float*, const int*, const float*, const int*,
                            const float*, float*, const int*);
 typedef void (*pj_dgemm_t)(const char*, const char*, const int*, const int*, const int*,
                            const double*, const double*, const int*, const double*, const int*,
                            const double*, double*, const int*);
+typedef int (*pj_threads_t)(int);
 static pj_sgemm_t pj_sgemm;
 static pj_dgemm_t pj_dgemm;
-void pj_set_blas(void* s, void* d) { pj_sgemm = (pj_sgemm_t)s; pj_dgemm = (pj_dgemm_t)d; }
+static pj_threads_t pj_blas_threads_local;   /* NULL: BLAS threads as configured */
+void pj_set_blas(void* s, void* d, void* t) {
+  pj_sgemm = (pj_sgemm_t)s; pj_dgemm = (pj_dgemm_t)d; pj_blas_threads_local = (pj_threads_t)t; }
+static int pj_blas_single(void) { return pj_blas_threads_local ? pj_blas_threads_local(1) : 0; }
+static void pj_blas_restore(int n) { if (pj_blas_threads_local) pj_blas_threads_local(n); }
+
+/* out[b] (M x N, row-major) = lhs[b] (M x K, or K x M unless lhs_last)
+   @ rhs[b] (K x N if rhs_first, else N x K), as column-major
+   out^T = rhs^T lhs^T; rows (or columns, when M is small) are split
+   between ``threads`` OpenMP threads. */
+#define PJ_GEMM(NAME, T, GEMM)                                                         \
+static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first,       \
+                 const T* lhs, const T* rhs, T* out, int threads) {                     \
+  const char* ta = rhs_first ? "N" : "T";                                               \
+  const char* tb = lhs_last ? "N" : "T";                                                \
+  const int lda = rhs_first ? N : K, ldb = lhs_last ? K : M, ldc = N;                   \
+  const T one = 1, zero = 0;                                                            \
+  const int by_rows = M >= N;                                                           \
+  const int split = by_rows ? M : N;                                                    \
+  if (threads <= 1) {                                                                   \
+    const int saved = pj_blas_single();                                                 \
+    for (int64_t b = 0; b < batch; b++)                                                 \
+      GEMM(ta, tb, &N, &M, &K, &one, rhs + b * K * N, &lda, lhs + b * M * K, &ldb,      \
+           &zero, out + b * M * N, &ldc);                                               \
+    pj_blas_restore(saved);                                                             \
+    return;                                                                             \
+  }                                                                                     \
+  _Pragma("omp parallel num_threads(threads)")                                          \
+  {                                                                                     \
+    int tid = 0, nth = 1;                                                               \
+    PJ_THREAD_IDS(tid, nth)                                                             \
+    const int saved = pj_blas_single();                                                 \
+    const int chunk = (split + nth - 1) / nth;                                          \
+    const int lo = tid * chunk, n = split - lo < chunk ? split - lo : chunk;            \
+    for (int64_t b = 0; b < batch && n > 0; b++) {                                      \
+      const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N;\
+      if (by_rows)                                                                      \
+        GEMM(ta, tb, &N, &n, &K, &one, r, &lda, l + (lhs_last ? (int64_t)lo * K : lo),  \
+             &ldb, &zero, o + (int64_t)lo * N, &ldc);                                   \
+      else                                                                              \
+        GEMM(ta, tb, &n, &M, &K, &one, r + (rhs_first ? lo : (int64_t)lo * K), &lda, l, \
+             &ldb, &zero, o + lo, &ldc);                                                \
+    }                                                                                   \
+    pj_blas_restore(saved);                                                             \
+  }                                                                                     \
+}
+#ifdef _OPENMP
+#define PJ_THREAD_IDS(tid, nth) tid = omp_get_thread_num(); nth = omp_get_num_threads();
+#else
+#define PJ_THREAD_IDS(tid, nth)
+#endif
+PJ_GEMM(pj_gemm_f32, float, pj_sgemm)
+PJ_GEMM(pj_gemm_f64, double, pj_dgemm)
 """
+
+# Products smaller than this many multiply-adds run on one thread.
+PARALLEL_MIN_FLOPS = 1 << 19
 
 MAX_DIM = 2 ** 31 - 1   # the largest size a 32-bit BLAS int holds
 
 
 @functools.lru_cache(maxsize=None)
 def gemm_pointers():
-  """(sgemm, dgemm) function addresses, or None without SciPy's BLAS."""
+  """(sgemm, dgemm, openblas_set_num_threads_local or 0) function addresses,
+  or None without SciPy's BLAS."""
   try:
     from scipy.linalg import cython_blas
   except ImportError:
@@ -38,9 +102,27 @@ def gemm_pointers():
                                                                   ctypes.c_char_p]
   try:
     capsules = [cython_blas.__pyx_capi__[n] for n in ("sgemm", "dgemm")]
-    return tuple(get_pointer(c, get_name(c)) for c in capsules)
+    gemms = tuple(get_pointer(c, get_name(c)) for c in capsules)
   except (AttributeError, KeyError, ValueError):
     return None
+  return gemms + (_thread_control(),)
+
+
+def _thread_control():
+  """The address of OpenBLAS's per-thread thread count setter in the BLAS
+  SciPy uses (its bundled OpenBLAS, or one loaded globally), or 0."""
+  import glob
+  import os
+  import scipy
+  candidates = sorted(glob.glob(os.path.join(os.path.dirname(scipy.__file__) + ".libs",
+                                             "libscipy_openblas*.so*")))
+  for path in candidates + [None]:
+    try:
+      fn = ctypes.CDLL(path).openblas_set_num_threads_local
+    except (OSError, AttributeError):
+      continue
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0
+  return 0
 
 
 def available():
@@ -52,5 +134,5 @@ def link(lib):
   setter = getattr(lib, "pj_set_blas", None)
   if setter is not None:
     setter.restype = None
-    setter.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    setter.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     setter(*gemm_pointers())

@@ -17,7 +17,7 @@ import numpy as np
 from purejax._src.backends.cpu import blas, codegen_ops
 from purejax._src.jaxpr import Literal
 
-_BLAS_DTYPES = {np.dtype(np.float32): "pj_sgemm", np.dtype(np.float64): "pj_dgemm"}
+_BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
 
 
 class NativeStep:
@@ -118,19 +118,15 @@ def _emit_dot(step, fn):
   batch, m, n, k, lhs_last, rhs_first = step.layout
   eqn = step.eqn
   dtype = np.dtype(eqn.outvars[0].aval.dtype)
-  ct, gemm = codegen_ops.ctype(dtype), _BLAS_DTYPES[dtype]
+  gemm = _BLAS_DTYPES[dtype]
   lhs, rhs, out = fn.ptr(eqn.invars[0]), fn.ptr(eqn.invars[1]), fn.ptr(eqn.outvars[0])
-  # Row-major out = lhs @ rhs is column-major out^T = rhs^T lhs^T.
-  ta, lda = ("N", n) if rhs_first else ("T", k)
-  tb, ldb = ("N", k) if lhs_last else ("T", m)
-  fn.lines += [
-      f"{{ /* dot_general: {batch} x ({m} x {k}) @ ({k} x {n}) */",
-      f"  const int m = {n}, n = {m}, k = {k}, lda = {lda}, ldb = {ldb}, ldc = {n};",
-      f"  const {ct} one = 1, zero = 0;",
-      f"  for (int64_t bi = 0; bi < {batch}; bi++)",
-      f"    {gemm}(\"{ta}\", \"{tb}\", &m, &n, &k, &one, {rhs} + bi * {k * n}, &lda,",
-      f"           {lhs} + bi * {m * k}, &ldb, &zero, {out} + bi * {m * n}, &ldc);",
-      "}"]
+  threads = fn.unit.num_threads if fn.unit.openmp else 1
+  if batch * m * n * k < blas.PARALLEL_MIN_FLOPS:
+    threads = 1
+  elif threads <= 0:
+    threads = "omp_get_max_threads()"
+  fn.lines.append(f"{gemm}({batch}, {m}, {n}, {k}, {int(lhs_last)}, {int(rhs_first)}, "
+                  f"{lhs}, {rhs}, {out}, {threads});   /* dot_general */")
   fn.uses_blas = True
 
 
