@@ -12,6 +12,7 @@ Reductions run their reduced loops innermost with scalar accumulators, or,
 when some kept axes come after the reduced ones (column sums), with a block
 of accumulators along those axes so that reads stay contiguous.
 """
+import os
 import re
 
 import numpy as np
@@ -24,6 +25,15 @@ from purejax._src.jaxpr import Literal
 PARALLEL_MIN_POINTS = 1 << 15
 _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
+
+
+def _block_size(count, threads):
+  """Accumulators per block of a reduction over outer axes: blocks of at
+  most _MAX_BLOCK lanes, as many as a multiple of the threads (so that
+  every thread gets as many), a multiple of 8 lanes wide."""
+  blocks = -(-count // _MAX_BLOCK)
+  blocks = -(-blocks // threads) * threads
+  return min(count, max(8, -(-count // blocks + 7) // 8 * 8))
 
 
 def build_kernel(plan, group, name, num_threads=0, openmp=True):
@@ -140,7 +150,9 @@ class _KernelBuilder:
     hit = self.cache.get(key)
     if hit is not None:
       return hit
-    eqn = self.group.producer.get(v) or self.plan.views.get(v)
+    eqn = self.group.producer.get(v)
+    if eqn is None and not self.plan.stored_before(v, self.group):
+      eqn = self.plan.views.get(v)
     if eqn is None:
       expr = f"{self.param(v)}[{self.ix(flatten(idx, v.aval.shape))}]"
     else:
@@ -227,6 +239,14 @@ class _KernelBuilder:
     inner_runs = [("kin", inner)] if inner else []
     nest = LoopNest(self.sizes, outer_runs + red_runs + inner_runs)
     return nest, {"outer": outer_runs, "reduced": red_runs, "inner": inner_runs}
+
+  def _threads(self):
+    if self.num_threads > 0:
+      return self.num_threads
+    try:
+      return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+      return os.cpu_count() or 1
 
   def _pragma(self, text):
     if not self.openmp:
@@ -353,7 +373,7 @@ class _KernelBuilder:
   def _emit_blocked(self, nest, loops, body, reductions, parallel):
     outer, red, inner = loops["outer"], loops["reduced"], loops["inner"]
     count = nest.run_size(inner[0][1])
-    block = min(_MAX_BLOCK, max(16, -(-count // 8 + 15) // 16 * 16), count)
+    block = _block_size(count, self._threads() if parallel else 1)
     nblocks = -(-count // block)
     decls, folds, finals, _ = self._accumulators(reductions, block)
     lines = []

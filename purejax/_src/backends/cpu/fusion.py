@@ -86,8 +86,20 @@ class HostStep:
 class Plan:
   """The steps in execution order, and the view equations they inline."""
 
-  def __init__(self, jaxpr, steps, views):
+  def __init__(self, jaxpr, steps, views, materialized=None):
     self.jaxpr, self.steps, self.views = jaxpr, steps, views
+    self.materialized = materialized or {}
+    self._order = None
+
+  def stored_before(self, v, step):
+    """Whether view ``v`` is in memory, stored by a step before ``step``
+    (then reading it beats recomputing it)."""
+    source = self.materialized.get(v)
+    if source is None or source is step:
+      return False
+    if self._order is None:
+      self._order = {s: i for i, s in enumerate(self.steps)}
+    return self._order.get(source, len(self.steps)) < self._order.get(step, -1)
 
   @property
   def groups(self):
@@ -115,7 +127,7 @@ def plan_jaxpr(jaxpr, native_only=False):
   for v in jaxpr.outvars:
     planner.touch(v, _OUTPUT)
   steps = [s for s in planner.steps if type(s) is not Group or s.outputs]
-  return Plan(jaxpr, steps, planner.views)
+  return Plan(jaxpr, steps, planner.views, planner.materialized)
 
 
 def inline_calls(jaxpr):
@@ -222,7 +234,7 @@ class _Planner:
     self.reduced = set()   # vars that are reduction results
     self.views = {}        # var -> view equation
     self.view_cost = {}    # view var -> cheap operations it recomputes
-    self.materialized = {}   # view var -> the group storing it (None: NumPy)
+    self.materialized = {}   # view var -> the step storing it (Group or HostStep)
 
   def add(self, eqn):
     if not fusible(eqn):
@@ -291,7 +303,7 @@ class _Planner:
     views; a kernel the others."""
     if v in self.materialized:
       g = self.materialized[v]
-      if close and g is not None:   # stored earlier by a group still open
+      if close and type(g) is Group:   # stored earlier by a group still open
         g.open = False
       return
     self.materialized[v] = None
@@ -299,7 +311,8 @@ class _Planner:
     if by_numpy and eqn.primitive.name in _HOST_VIEW_PRIMS:
       for u in eqn.invars:
         self.touch(u, None)
-      self.steps.append(HostStep(eqn))
+      step = self.materialized[v] = HostStep(eqn)
+      self.steps.append(step)
       return
     shape = tuple(v.aval.shape)
     sources = self.view_sources(v)
