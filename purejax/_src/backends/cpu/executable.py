@@ -38,6 +38,8 @@ def compile_jaxpr(jaxpr):
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
   plan = fusion.plan_jaxpr(jaxpr)
   if not plan.compiled_steps:
+    if config.purejax_debug >= 2:
+      print(f"purejax: fusion plan (nothing to compile)\n{plan.describe()}", file=sys.stderr)
     return numpy_backend.compile_jaxpr(jaxpr)
   from purejax._src.backends.cpu import toolchain
   try:
