@@ -176,3 +176,23 @@ def test_body_with_a_host_step_stays_on_numpy():
 
   plan = _run_both(f, _f32(5, 4))
   assert "scan" not in _native_names(plan)
+
+
+@needs_blas
+@pytest.mark.parametrize("f,shapes", [
+    (lambda a, b: a @ b.T, [(5, 7), (3, 7)]),
+    (lambda a, b: a.T @ b, [(7, 5), (7, 3)]),
+    (lambda a, b: a.T @ b.T, [(7, 5), (3, 7)]),
+    (lambda a, b: a @ jnp.swapaxes(b, 1, 2), [(2, 5, 7), (2, 3, 7)]),
+    (lambda a, b: jnp.einsum("ij,kj->ik", a, b), [(4, 6), (5, 6)]),
+])
+def test_transposed_operands_are_read_in_place_by_blas(f, shapes):
+  plan = _run_both(f, *[_f32(*s) for s in shapes])
+  assert [type(s).__name__ for s in plan.steps] == ["NativeStep"]
+
+
+def test_transpose_reordering_free_dims_is_copied_first():
+  # The result's dims would come out in another order: not folded, still right.
+  a, b = _f32(2, 3, 4), _f32(4, 5)
+  _run_both(lambda a, b: lax.dot_general(jnp.transpose(a, (1, 0, 2)), b, (([2], [0]), ([], []))),
+            a, b)

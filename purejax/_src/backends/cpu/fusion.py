@@ -238,6 +238,8 @@ class _Planner:
 
   def add(self, eqn):
     if not fusible(eqn):
+      if eqn.primitive.name == "dot_general":
+        eqn = self._fold_transposes(eqn)
       step = native.analyze(eqn)
       reader = _NATIVE if step is not None else None
       for v in eqn.invars:
@@ -258,6 +260,32 @@ class _Planner:
       self._reduction(eqn)
     else:
       self._compute(eqn)
+
+  def _fold_transposes(self, eqn):
+    """``eqn`` (a dot_general) reading, instead of an operand that is a
+    transpose view, that transpose's operand, when BLAS can take it as it is
+    (saving the transposed copy) and the result's dims stay in order."""
+    for i, v in enumerate(eqn.invars):
+      view = self.views.get(v)
+      if view is None or view.primitive.name != "transpose":
+        continue
+      perm = view.params["permutation"]
+      dims = eqn.params["dimension_numbers"]
+      (lc, rc), (lb, rb) = dims
+      contract, batch = (lc, rc)[i], (lb, rb)[i]
+      free = [d for d in range(len(perm)) if d not in contract and d not in batch]
+      if [perm[d] for d in free] != sorted(perm[d] for d in free):
+        continue
+      moved = (tuple(perm[d] for d in contract), tuple(perm[d] for d in batch))
+      new_dims = ((moved[0], rc) if i == 0 else (lc, moved[0]),
+                  (moved[1], rb) if i == 0 else (lb, moved[1]))
+      invars = list(eqn.invars)
+      invars[i] = view.invars[0]
+      folded = eqn.replace(invars=invars,
+                           params=dict(eqn.params, dimension_numbers=new_dims))
+      if native.gemm_layout(folded) is not None:
+        eqn = folded
+    return eqn
 
   def _in_open_group(self, v):
     g = self.owner.get(v)
