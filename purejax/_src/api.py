@@ -15,6 +15,10 @@ from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
 from purejax._src.pjit import executable_for, pjit_p
+from purejax._src.stages import Traced
+
+_ctx = core._ctx
+_eval_trace = core.eval_trace
 
 
 # ---------------------------------------------------------------------------
@@ -28,6 +32,8 @@ def _normalize_argnums(fun, static_argnums, static_argnames):
     static_argnames = (static_argnames,)
   static_argnums = tuple(static_argnums or ())
   static_argnames = tuple(static_argnames or ())
+  if not static_argnums and not static_argnames:
+    return (), ()   # nothing to infer: skip the (slow) signature inspection
   try:
     params = list(inspect.signature(fun).parameters.values())
   except (TypeError, ValueError):
@@ -115,6 +121,31 @@ def _arg_names(fun, sig_split, args, kwargs):
   return names
 
 
+class _LazyArgNames:
+  """``_arg_names``, computed only if an error message asks for them
+  (inspecting the signature is a good part of a first call's tracing)."""
+  __slots__ = ("_inputs", "_names")
+
+  def __init__(self, *inputs):
+    self._inputs = inputs
+    self._names = None
+
+  def _get(self):
+    if self._names is None:
+      self._names = _arg_names(*self._inputs)
+      self._inputs = None
+    return self._names
+
+  def __len__(self):
+    return len(self._get())
+
+  def __getitem__(self, i):
+    return self._get()[i]
+
+  def __iter__(self):
+    return iter(self._get())
+
+
 def _leaf_aval(fun, leaf, name):
   try:
     return core.get_aval(leaf)
@@ -154,7 +185,7 @@ class _Traced:
 
 def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
   debug = pe.DebugInfo(source_info.function_location(fun),
-                       _arg_names(fun, sig_split, args, kwargs), traced_for)
+                       _LazyArgNames(fun, sig_split, args, kwargs), traced_for)
   out_tree_box = []
 
   def flat_fun(*leaves):
@@ -191,6 +222,7 @@ class JitWrapped:
     self._inline = inline
     functools.update_wrapper(self, fun, updated=())
     self._traces = self._shared_cache()
+    self._fast = self._traces.fast
 
   def _shared_cache(self):
     """The per-function cache of traces; this object's own if ``fun`` can't
@@ -200,8 +232,11 @@ class JitWrapped:
       if per_fun is None:
         per_fun = _trace_caches[self._fun] = {}
     except TypeError:   # not weak-referenceable or not hashable
-      return {}
-    return per_fun.setdefault(self._options, {})
+      return _TraceCache()
+    cache = per_fun.get(self._options)
+    if cache is None:
+      cache = per_fun[self._options] = _TraceCache()
+    return cache
 
   def _split(self, args, kwargs):
     split = _CallSignature(args, kwargs, self._static_argnums, self._static_argnames)
@@ -231,12 +266,31 @@ class JitWrapped:
     return traced, split
 
   def __call__(self, *args, **kwargs):
+    if not kwargs and _ctx.trace is _eval_trace:
+      # The fast path: an eager call seen before, with Arrays only...
+      avals = [x.aval for x in args if type(x) is Array]
+      if len(avals) == len(args):
+        entry = self._fast.get(tuple(avals))
+        if entry is not None and entry[0] == _config_epoch:
+          _, run, consts, aval, out_avals, out_tree, _ = entry
+          outs = run(*consts, *[x._value for x in args])
+          if aval is not None:   # one array out
+            return wrap_numpy(outs[0], aval)
+          return out_tree.unflatten([wrap_numpy(v, a) for v, a in zip(outs, out_avals)])
+      else:   # ... or with Python scalars too
+        out = self._call_with_scalars(args)
+        if out is not _MISS:
+          return out
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
     traced, split = self._get_traced(args, kwargs)
     inputs = traced.consts + split.leaves
     if core.current_trace() is core.eval_trace:
       outs = _run_compiled(traced, inputs)
+      if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+          and all(type(x) is Array or type(x) in _SCALAR_ARGS for x in args)):
+        key = tuple([x.aval if type(x) is Array else type(x) for x in args])
+        self._fast[key] = _fast_call(traced, args)
     elif self._inline and isinstance(core.current_trace(), pe.DynamicJaxprTrace):
       # Staged into the caller's jaxpr equation by equation, with no call.
       outs = eval_jaxpr(traced.jaxpr.jaxpr, traced.jaxpr.consts, *inputs)
@@ -244,6 +298,25 @@ class JitWrapped:
       outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr,
                          name=source_info.function_name(self._fun))
     return traced.out_tree.unflatten(outs)
+
+  def _call_with_scalars(self, args):
+    """The fast path's result for top-level Arrays and Python scalars, or
+    _MISS (not seen before, or a Python int out of range)."""
+    key = tuple([x.aval if type(x) is Array else type(x) for x in args])
+    entry = self._fast.get(key)
+    if entry is None or entry[0] != _config_epoch:
+      return _MISS
+    _, run, consts, aval, out_avals, out_tree, convs = entry
+    vals = []
+    for x, convert in zip(args, convs):
+      v = x._value if convert is None else convert(x)
+      if v is None:
+        return _MISS
+      vals.append(v)
+    outs = run(*consts, *vals)
+    if aval is not None:
+      return wrap_numpy(outs[0], aval)
+    return out_tree.unflatten([wrap_numpy(v, a) for v, a in zip(outs, out_avals)])
 
   def trace(self, *args, **kwargs):
     traced, _ = self._get_traced(args, kwargs)
@@ -274,6 +347,65 @@ class JitWrapped:
     return f"<PjitFunction of {self._fun!r}>"
 
 
+class _TraceCache(dict):
+  """The traces of one function (by call signature), and ``fast``: the
+  eager calls with Arrays only, by their avals, ready to run."""
+  __slots__ = ("fast",)
+
+  def __init__(self):
+    super().__init__()
+    self.fast = {}
+
+  def clear(self):
+    super().clear()
+    self.fast.clear()
+
+
+# A flag change may change what a call traces to or runs on: it makes every
+# fast-path entry (``_fast_call``) made before it stale.
+_config_epoch = 0
+
+
+def _on_config_change():
+  global _config_epoch
+  _config_epoch += 1
+
+
+config.add_watcher(_on_config_change)
+
+
+_SCALAR_ARGS = (bool, int, float)
+_MISS = object()
+
+
+def _fast_call(traced, args):
+  """What ``JitWrapped.__call__``'s fast path needs to run ``traced`` on
+  top-level Arrays and Python scalars, looked up once (``_run_compiled``
+  looks it up on every call): ``(epoch, executable, NumPy constants, the
+  output aval if there is a single array output, the output avals, the
+  output tree, a converter per argument)``.  Valid while no flag changes."""
+  consts = [x._value if type(x) is Array else core.concrete_numpy_value(x)
+            for x in traced.consts]
+  out_avals, out_tree = traced.jaxpr.out_avals, traced.out_tree
+  single = out_tree.num_leaves == 1 and out_tree.node_data() is None
+  # A stale epoch (never current) keeps debug-checked calls on the slow path.
+  epoch = -1 if config.jax_debug_nans or config.jax_debug_infs else _config_epoch
+  # Every argument is a leaf here: one aval each.
+  convs = [None if type(x) is Array else _scalar_arg(a.dtype)
+           for x, a in zip(args, traced.in_avals)]
+  return (epoch, traced.executable(), consts, out_avals[0] if single else None,
+          out_avals, out_tree, convs)
+
+
+def _scalar_arg(dtype):
+  """A Python scalar argument as ``concrete_numpy_value`` makes it, or None
+  for an int out of the default integer's range (the general path raises)."""
+  if dtype.kind not in "iu":
+    return lambda v: np.asarray(v, dtype)
+  info = np.iinfo(dtype)
+  return lambda v: np.asarray(v, dtype) if info.min <= v <= info.max else None
+
+
 def _run_compiled(traced, inputs):
   vals = [x._value if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
@@ -282,53 +414,6 @@ def _run_compiled(traced, inputs):
     from purejax._src.interpreters.dispatch import check_special
     check_special("jit", results)
   return results
-
-
-class Traced:
-  """``jit(f).trace(*args)``: the jaxpr of one call."""
-
-  def __init__(self, traced, name):
-    self._traced = traced
-    self._name = name
-
-  @property
-  def jaxpr(self):
-    return self._traced.jaxpr
-
-  @property
-  def out_info(self):
-    return self._traced.out_tree.unflatten(
-        [ShapeDtypeStruct(a.shape, a.dtype) for a in self._traced.jaxpr.out_avals])
-
-  def lower(self):
-    return Lowered(self._traced, self._name)
-
-
-class Lowered:
-  """``jit(f).lower(*args)``.  purejax's lowered form is the jaxpr itself."""
-
-  def __init__(self, traced, name):
-    self._traced = traced
-    self._name = name
-
-  def as_text(self, dialect=None, **kwargs):
-    return str(self._traced.jaxpr)
-
-  def compile(self):
-    return Compiled(self._traced)
-
-
-class Compiled:
-  def __init__(self, traced):
-    self._traced = traced
-
-  def as_text(self):
-    return str(self._traced.jaxpr)
-
-  def __call__(self, *args, **kwargs):
-    leaves = tree_util.tree_leaves((args, kwargs))
-    outs = _run_compiled(self._traced, self._traced.consts + leaves)
-    return self._traced.out_tree.unflatten(outs)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
@@ -435,6 +520,8 @@ def device_get(x):
 
 def block_until_ready(x):
   """Waits for every array in ``x`` (purejax computes synchronously)."""
+  if type(x) is Array:   # the common case, without flattening
+    return x
   for leaf in tree_util.tree_leaves(x):
     if hasattr(leaf, "block_until_ready"):
       leaf.block_until_ready()

@@ -170,9 +170,8 @@ def wrap_numpy(value, aval):
   """An Array of the NumPy value ``value``, converted to ``aval``'s dtype."""
   if type(value) is not np.ndarray or value.dtype != aval.dtype:
     value = np.asarray(value, dtype=aval.dtype)
+  value.setflags(write=False)   # cheaper than reading .flags first (hot path)
   out = _new(Array)
-  if value.flags.writeable:
-    value.flags.writeable = False
   out._value = value
   out.aval = aval
   return out

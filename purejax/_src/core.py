@@ -268,8 +268,15 @@ class EvalTrace(Trace):
   """The bottom trace: runs primitives on concrete values (eager mode)."""
 
   def process_primitive(self, primitive, args, params):
-    from purejax._src.interpreters import dispatch
-    return dispatch.apply_primitive(primitive, args, params)
+    return _apply_primitive(primitive, args, params)
+
+
+def _apply_primitive(primitive, args, params):
+  # dispatch imports this module: look it up on first use, then call it directly.
+  global _apply_primitive
+  from purejax._src.interpreters import dispatch
+  _apply_primitive = dispatch.apply_primitive
+  return _apply_primitive(primitive, args, params)
 
 
 eval_trace = EvalTrace()

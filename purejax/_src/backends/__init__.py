@@ -6,9 +6,10 @@ equation) and ``cpu`` (fused loops compiled through the system C compiler).
 compiler, a compiler error) the NumPy backend runs it, with a warning given
 once per reason.
 
-Compilation is tiered: unless ``purejax_compile_sync`` is set, the C code is
-compiled in a background thread while the first calls run on the NumPy
-backend; the compiled version takes over when it is ready.
+Compilation is tiered: unless ``purejax_compile_sync`` is set, the first
+calls run on the NumPy backend; once a jaxpr is called a second time its C
+code is compiled in a background thread, and the compiled version takes over
+when it is ready.
 """
 import threading
 import warnings
@@ -54,16 +55,36 @@ def _compile_cpu(jaxpr):
   return numpy_backend.compile_jaxpr(jaxpr)
 
 
+# Calls that run on NumPy before the C build starts (after the last one's
+# result is computed).  A signature called once (a jitted jnp function in an
+# eager loop over new shapes, a one-off jit) is never worth compiling.
+_CALLS_BEFORE_BUILD = 2
+
+
 class _Tiered:
-  """Runs on the NumPy backend until the C compilation started in the
-  background is done, then on its result."""
+  """Runs on the NumPy backend until the C compilation in the background is
+  done, then on its result.
+
+  The build starts only once a call has computed its result (the second
+  call: see ``_CALLS_BEFORE_BUILD``): its Python half (fusion planning, code
+  generation) holds the GIL and gcc takes a core, and both would otherwise
+  slow down the calls that are waiting for it.
+  """
 
   def __init__(self, jaxpr):
+    self._jaxpr = jaxpr
     self._numpy = numpy_backend.compile_jaxpr(jaxpr)
     self._compiled = None
-    self._thread = threading.Thread(target=self._build, args=(jaxpr,), daemon=True,
-                                    name="purejax-compile")
-    self._thread.start()
+    self._thread = None
+    self._calls = 0
+    self._lock = threading.Lock()
+
+  def _start(self):
+    with self._lock:
+      if self._thread is None:
+        self._thread = threading.Thread(target=self._build, args=(self._jaxpr,),
+                                        daemon=True, name="purejax-compile")
+        self._thread.start()
 
   def _build(self, jaxpr):
     try:
@@ -71,10 +92,21 @@ class _Tiered:
     except Exception as e:   # never let a compiler problem break the program
       _warn_once(f"compiling failed: {type(e).__name__}: {e}")
       self._compiled = self._numpy
+    self._jaxpr = None   # done with it
 
   def wait(self):
-    """Blocks until the compiled version is in use (for tests and benchmarks)."""
+    """Blocks until the compiled version is in use (for tests and benchmarks);
+    starts the build if no call has yet."""
+    self._start()
     self._thread.join()
 
   def __call__(self, *args):
-    return (self._compiled or self._numpy)(*args)
+    compiled = self._compiled
+    if compiled is not None:
+      return compiled(*args)
+    out = self._numpy(*args)
+    if self._thread is None:
+      self._calls += 1
+      if self._calls >= _CALLS_BEFORE_BUILD:
+        self._start()
+    return out

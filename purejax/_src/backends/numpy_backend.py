@@ -1,37 +1,184 @@
 """The reference backend: runs a jaxpr equation by equation with NumPy.
 
 Each primitive's ``impl`` is its NumPy implementation; compiling a jaxpr
-here means making a Python closure that runs those impls in order.
+here means making a Python function that runs those impls in order.  The
+first calls interpret the equation list; a jaxpr that is run again gets a
+straight-line Python function generated for it (one statement per
+equation, no environment to look values up in), which halves the overhead
+per equation.  Generating costs about 20 us per equation, so it is done
+only for small jaxprs, and only once they have proven to be called again.
 """
 import numpy as np
 
-from purejax._src.jaxpr import Literal
+from purejax._src.jaxpr import DropVar, Literal
+
+# NumPy's floating-point warnings (0 * inf ...) are not JAX's: XLA is silent.
+# ``np.errstate`` costs about a microsecond per use; NumPy 2 keeps the error
+# state in a context variable that can be set directly, much more cheaply.
+try:
+  from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+  _IGNORE_ALL = _make_extobj(all="ignore")
+except (ImportError, TypeError):   # NumPy 1.x: the public context manager
+  _extobj_contextvar = None
+
+_HOT_CALLS = 2            # the call that generates the straight-line version
+_MAX_GENERATED_EQNS = 200
 
 
 def compile_jaxpr(jaxpr):
   """A callable ``(*numpy_arrays) -> list of numpy arrays`` running ``jaxpr``."""
-  eqns = [(e.primitive, e.params, e.invars, e.outvars) for e in jaxpr.eqns]
-  invars, outvars = jaxpr.invars, jaxpr.outvars
   if jaxpr.constvars:
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
+  interpreted = _quiet(_interpreter(jaxpr))
+  if len(jaxpr.eqns) > _MAX_GENERATED_EQNS:
+    return interpreted
+  calls = 0
+
+  def first_calls(*args):
+    nonlocal current, calls
+    calls += 1
+    if calls >= _HOT_CALLS:
+      try:
+        current = _straight_line(jaxpr)
+      except Exception:   # noqa: BLE001  (only an optimization: keep interpreting)
+        current = interpreted
+    return interpreted(*args)
+
+  current = first_calls
 
   def run(*args):
-    # NumPy's floating-point warnings (0 * inf ...) are not JAX's: XLA is silent.
-    with np.errstate(all="ignore"):
-      return _run(args)
+    return current(*args)
+  return run
 
-  def _run(args):
-    env = dict(zip(invars, args))
-    for prim, params, eqn_in, eqn_out in eqns:
-      vals = [v.val if type(v) is Literal else env[v] for v in eqn_in]
-      out = prim.impl(*vals, **params)
-      if prim.multiple_results:
-        for var, val in zip(eqn_out, out):
-          env[var] = _as_dtype(val, var.aval.dtype)
+
+def _quiet(run):
+  """``run(args)`` as ``f(*args)``, with NumPy's floating-point errors ignored."""
+  if _extobj_contextvar is None:
+    def quiet_run(*args):
+      with np.errstate(all="ignore"):
+        return run(args)
+  else:
+    def quiet_run(*args):
+      token = _extobj_contextvar.set(_IGNORE_ALL)
+      try:
+        return run(args)
+      finally:
+        _extobj_contextvar.reset(token)
+  return quiet_run
+
+
+def _literal_value(lit):
+  # NumPy scalars become read-only 0-d arrays, which ufuncs take faster (and
+  # which is what eager mode passes to the same impls).
+  val = lit.val
+  if isinstance(val, np.generic):
+    val = np.asarray(val)
+    val.setflags(write=False)
+  return val
+
+
+def _interpreter(jaxpr):
+  """``run(args) -> outputs`` with the environment as a list: every variable
+  and literal gets a slot, filled in order (no dict of variables per call)."""
+  slots = {}
+  template = []
+
+  def slot(v):
+    if type(v) is Literal:
+      template.append(_literal_value(v))
+      return len(template) - 1
+    index = slots.get(v)
+    if index is None:
+      index = slots[v] = len(template)
+      template.append(None)
+    return index
+
+  num_in = len(jaxpr.invars)
+  in_slots = [slot(v) for v in jaxpr.invars]
+  # Distinct inputs (always, in a well-formed jaxpr) fill the first slots.
+  distinct = in_slots == list(range(num_in))
+  steps = []
+  for e in jaxpr.eqns:
+    ins = [slot(v) for v in e.invars]
+    outs = []
+    for v in e.outvars:   # outputs always get fresh slots
+      slots[v] = len(template)
+      outs.append((len(template), v.aval.dtype))
+      template.append(None)
+    steps.append((e.primitive.impl, e.params, ins, e.primitive.multiple_results, outs))
+  results = [slot(v) for v in jaxpr.outvars]
+
+  def run(args):
+    env = template.copy()
+    if distinct:
+      env[:num_in] = args
+    else:
+      for i, x in zip(in_slots, args):
+        env[i] = x
+    for impl, params, ins, multiple, outs in steps:
+      out = impl(*[env[i] for i in ins], **params)
+      if multiple:
+        for (i, dtype), val in zip(outs, out):
+          env[i] = _as_dtype(val, dtype)
       else:
-        env[eqn_out[0]] = _as_dtype(out, eqn_out[0].aval.dtype)
-    return [v.val if type(v) is Literal else env[v] for v in outvars]
+        i, dtype = outs[0]
+        env[i] = _as_dtype(out, dtype)
+    return [env[i] for i in results]
 
+  return run
+
+
+def _straight_line(jaxpr):
+  """The jaxpr as the source of one Python function, compiled."""
+  ns = {"_nd": np.ndarray, "_asarray": np.asarray}
+  names = {}
+
+  def const(value):
+    name = f"_c{len(ns)}"
+    ns[name] = value
+    return name
+
+  def use(v):
+    return const(_literal_value(v)) if type(v) is Literal else names[v]
+
+  params = []
+  for i, v in enumerate(jaxpr.invars):
+    params.append(f"a{i}")
+    names[v] = f"a{i}"   # a variable listed twice: the last position wins
+  body = []
+  for k, e in enumerate(jaxpr.eqns):
+    call = f"{const(e.primitive.impl)}({', '.join(use(v) for v in e.invars)}"
+    call += f", **{const(e.params)})" if e.params else ")"
+    outs = []
+    for j, v in enumerate(e.outvars):
+      name = names[v] = f"v{k}_{j}" if type(v) is not DropVar else "_"
+      outs.append((name, v.aval.dtype))
+    if e.primitive.multiple_results:
+      body.append(f"_o = list({call})")
+      values = [f"_o[{j}]" for j in range(len(outs))]
+    else:
+      values = [call]
+    for (name, dtype), value in zip(outs, values):
+      if name == "_":
+        body.append(value)
+        continue
+      dt = const(dtype)
+      body.append(f"{name} = {value}")
+      body.append(f"if type({name}) is not _nd or {name}.dtype != {dt}: "
+                  f"{name} = _asarray({name}, {dt})")
+  body.append(f"return [{', '.join(use(v) for v in jaxpr.outvars)}]")
+  if _extobj_contextvar is None:
+    lines = ["  with _np.errstate(all='ignore'):"] + [f"    {s}" for s in body]
+    ns["_np"] = np
+  else:
+    ns.update(_set=_extobj_contextvar.set, _reset=_extobj_contextvar.reset,
+              _ignore=_IGNORE_ALL)
+    lines = ["  _token = _set(_ignore)", "  try:"] + [f"    {s}" for s in body]
+    lines += ["  finally:", "    _reset(_token)"]
+  source = f"def run({', '.join(params)}):\n" + "\n".join(lines) + "\n"
+  exec(compile(source, "<purejax numpy backend>", "exec"), ns)
+  run = ns["run"]
+  run.source = source
   return run
 
 

@@ -1,14 +1,39 @@
 """Eager execution: applying one primitive to concrete values.
 
 This is the hot path of op-by-op mode, so it avoids everything it can: the
-abstract-eval rule is cached per (avals, params) and the NumPy result is
-wrapped without copying.
+abstract-eval rule is cached per (avals, params), the NumPy result is
+wrapped without copying, and the flags it reads are cached until a flag
+changes.  ``eager_binary`` / ``eager_unary`` go further for jnp's
+elementwise functions: per operand types they decide once whether
+promotion is a no-op, and if so run the primitive's NumPy implementation
+directly.
 """
+import math
+
 import numpy as np
 
 from purejax._src import core
 from purejax._src.array import Array, wrap_numpy
 from purejax._src.config import config
+
+_ctx = core._ctx
+_eval_trace = core.eval_trace
+
+# Caches that depend on flags (promotion mode, x64, debug_nans...); emptied
+# whenever a flag changes.
+_flag_caches = []
+_debug_special = False
+
+
+def _on_config_change():
+  global _debug_special
+  _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
+  for cache in _flag_caches:
+    cache.clear()
+
+
+_on_config_change()
+config.add_watcher(_on_config_change)
 
 
 def _concrete_arg(x):
@@ -22,18 +47,23 @@ def _concrete_arg(x):
 
 
 def apply_primitive(primitive, args, params):
+  """``primitive`` applied to concrete arguments (the eval trace's rule)."""
   vals, avals = [], []
   for x in args:
-    val, aval = _concrete_arg(x)
-    vals.append(val)
-    avals.append(aval)
+    if type(x) is Array:
+      vals.append(x._value)
+      avals.append(x.aval)
+    else:
+      val, aval = _concrete_arg(x)
+      vals.append(val)
+      avals.append(aval)
   out_avals = primitive.eval_avals(tuple(avals), params)
   out = primitive.impl(*vals, **params)
   if primitive.multiple_results:
     results = [wrap_numpy(o, a) for o, a in zip(out, out_avals)]
   else:
     results = wrap_numpy(out, out_avals)
-  if config.jax_debug_nans or config.jax_debug_infs:
+  if _debug_special:
     check_special(primitive.name, results if primitive.multiple_results else [results])
   return results
 
@@ -48,3 +78,143 @@ def check_special(name, arrays):
       raise FloatingPointError(f"invalid value (nan) encountered in {name}")
     if config.jax_debug_infs and np.isinf(value).any():
       raise FloatingPointError(f"invalid value (inf) encountered in {name}")
+
+
+# ---------------------------------------------------------------------------
+# The eager fast path of jnp's elementwise functions
+
+_MAX_PLANS = 1024
+
+
+def eager_binary(make_plan):
+  """``fast(x, y)``: the eager result of a binary jnp function, or None when
+  the general path must run (a trace is active, an operand needs promotion,
+  an error is to be raised...).
+
+  ``make_plan(x, y)`` is asked once per (type or aval of x, of y) with
+  operands that are Arrays or Python ints/floats; it returns
+  ``(primitive, x_converter, y_converter)`` when the general path would apply
+  ``primitive`` to the operands, converting a Python scalar with its
+  ``ScalarConverter`` (None for an Array, which is used as it is), or None.
+  """
+  plans = {}
+  _flag_caches.append(plans)
+
+  def fast(x, y):
+    if _ctx.trace is not _eval_trace:
+      return None
+    tx, ty = type(x), type(y)
+    key = (x.aval if tx is Array else tx, y.aval if ty is Array else ty)
+    plan = plans.get(key)
+    if plan is None:
+      if len(plans) >= _MAX_PLANS:
+        plans.clear()
+      plan = plans[key] = _binary_plan(make_plan, x, y)
+    if plan is False:
+      return None
+    impl, out_aval, name, conv_x, conv_y = plan
+    xv = x._value if conv_x is None else conv_x(x)
+    yv = y._value if conv_y is None else conv_y(y)
+    if xv is None or yv is None:
+      return None
+    out = wrap_numpy(impl(xv, yv), out_aval)
+    if _debug_special:
+      check_special(name, [out])
+    return out
+
+  return fast
+
+
+def _binary_plan(make_plan, x, y):
+  for v in (x, y):
+    if type(v) is not Array and type(v) is not int and type(v) is not float:
+      return False
+  try:
+    plan = make_plan(x, y)
+  except Exception:   # noqa: BLE001  (the general path raises it properly)
+    return False
+  if plan is None:
+    return False
+  prim, conv_x, conv_y = plan
+  avals = tuple(v.aval if conv is None else conv.aval
+                for v, conv in ((x, conv_x), (y, conv_y)))
+  out_aval = _out_aval(prim, avals)
+  return False if out_aval is None else (prim.impl, out_aval, prim.name, conv_x, conv_y)
+
+
+def eager_unary(make_plan):
+  """``fast(x)`` for an Array ``x``: the eager result of a unary jnp
+  function, or None when the general path must run.  ``make_plan(x)``,
+  asked once per aval, gives the primitive the general path would apply to
+  ``x`` as it is, or None."""
+  plans = {}
+  _flag_caches.append(plans)
+
+  def fast(x):
+    if _ctx.trace is not _eval_trace:
+      return None
+    plan = plans.get(x.aval)
+    if plan is None:
+      if len(plans) >= _MAX_PLANS:
+        plans.clear()
+      plan = plans[x.aval] = _unary_plan(make_plan, x)
+    if plan is False:
+      return None
+    impl, out_aval, name = plan
+    out = wrap_numpy(impl(x._value), out_aval)
+    if _debug_special:
+      check_special(name, [out])
+    return out
+
+  return fast
+
+
+def _unary_plan(make_plan, x):
+  try:
+    prim = make_plan(x)
+  except Exception:   # noqa: BLE001
+    return False
+  out_aval = None if prim is None else _out_aval(prim, (x.aval,))
+  return False if out_aval is None else (prim.impl, out_aval, prim.name)
+
+
+def _out_aval(prim, avals):
+  """The primitive's output aval, or None where it raises (then the general
+  path raises the error)."""
+  if prim.multiple_results:
+    return None
+  try:
+    return prim.eval_avals(avals, {})
+  except Exception:   # noqa: BLE001
+    return None
+
+
+class ScalarConverter:
+  """Converts a Python scalar operand to ``aval`` (0-d, read-only) as
+  ``convert_element_type`` would; gives None (take the general path, which
+  reports it) for an int outside the default integer range.  Recent values
+  are remembered: code uses the same few constants over and over."""
+  __slots__ = ("aval", "_convert", "_lo", "_hi", "_memo")
+
+  def __init__(self, aval, convert, int_range):
+    self.aval = aval
+    self._convert = convert
+    self._lo, self._hi = int_range
+    self._memo = {}
+
+  def __call__(self, v):
+    key = v
+    if not v and type(v) is float:   # 0.0 == -0.0 as keys: keep them apart
+      key = "+0.0" if math.copysign(1.0, v) > 0 else "-0.0"
+    hit = self._memo.get(key)
+    if hit is not None:
+      return hit
+    if type(v) is int and not self._lo <= v <= self._hi:
+      return None
+    out = self._convert(v)
+    out.setflags(write=False)
+    if v == v:   # not NaNs: never equal to each other, they would pile up
+      if len(self._memo) >= 256:
+        self._memo.clear()
+      self._memo[key] = out
+    return out

@@ -7,6 +7,7 @@ of tracer behave alike.
 import numpy as np
 
 from purejax._src import core
+from purejax._src.array import Array
 from purejax._src.numpy import creation
 from purejax._src.numpy import cumulative
 from purejax._src.numpy import index_update
@@ -27,7 +28,7 @@ _REJECTED = (list, tuple, set, dict)
 
 def _binary_op(symbol, fun, swap=False):
   def op(self, other):
-    if hasattr(other, "__jax_array__"):
+    if type(other) is not Array and hasattr(other, "__jax_array__"):
       other = other.__jax_array__()
     args = (other, self) if swap else (self, other)
     if isinstance(other, _ACCEPTED):

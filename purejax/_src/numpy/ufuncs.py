@@ -14,6 +14,7 @@ from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
+from purejax._src.numpy import eager
 from purejax._src.numpy import util
 from purejax._src.numpy.util import (check_no_out,
     check_arraylike, promote_args, promote_args_inexact, promote_args_numeric)
@@ -64,34 +65,36 @@ def _full_like(x, value):
 # ---------------------------------------------------------------------------
 # Unary functions
 
-def _inexact_unary(name, lax_fn):
-  """Integers and bools are converted to floats first (``sin(1)`` is 0.84...)."""
+def _inexact_unary(name, lax_fn, prim=None):
+  """Integers and bools are converted to floats first (``sin(1)`` is 0.84...).
+  ``prim``: the primitive ``lax_fn`` binds, for the eager fast path."""
   def fn(x, /):
     x, = promote_args_inexact(name, x)
     return lax_fn(x)
-  return _named(name, fn)
+  fn = _named(name, fn)
+  return fn if prim is None else eager.fast_unary(promote_args_inexact, prim)(fn)
 
 
-sin = _inexact_unary("sin", lax.sin)
-cos = _inexact_unary("cos", lax.cos)
-tan = _inexact_unary("tan", lax.tan)
-arcsin = _inexact_unary("arcsin", lax.asin)
-arccos = _inexact_unary("arccos", lax.acos)
-arctan = _inexact_unary("arctan", lax.atan)
-sinh = _inexact_unary("sinh", lax.sinh)
-cosh = _inexact_unary("cosh", lax.cosh)
-tanh = _inexact_unary("tanh", lax.tanh)
-arcsinh = _inexact_unary("arcsinh", lax.asinh)
-arctanh = _inexact_unary("arctanh", lax.atanh)
+sin = _inexact_unary("sin", lax.sin, lax.sin_p)
+cos = _inexact_unary("cos", lax.cos, lax.cos_p)
+tan = _inexact_unary("tan", lax.tan, lax.tan_p)
+arcsin = _inexact_unary("arcsin", lax.asin, lax.asin_p)
+arccos = _inexact_unary("arccos", lax.acos, lax.acos_p)
+arctan = _inexact_unary("arctan", lax.atan, lax.atan_p)
+sinh = _inexact_unary("sinh", lax.sinh, lax.sinh_p)
+cosh = _inexact_unary("cosh", lax.cosh, lax.cosh_p)
+tanh = _inexact_unary("tanh", lax.tanh, lax.tanh_p)
+arcsinh = _inexact_unary("arcsinh", lax.asinh, lax.asinh_p)
+arctanh = _inexact_unary("arctanh", lax.atanh, lax.atanh_p)
 arccosh = jit(_inexact_unary("arccosh", lax.acosh))
-exp = _inexact_unary("exp", lax.exp)
-exp2 = _inexact_unary("exp2", lax.exp2)
-log = _inexact_unary("log", lax.log)
-log1p = _inexact_unary("log1p", lax.log1p)
-expm1 = _inexact_unary("expm1", lax.expm1)
-sqrt = _inexact_unary("sqrt", lax.sqrt)
-cbrt = _inexact_unary("cbrt", lax.cbrt)
-fabs = _inexact_unary("fabs", lax.abs)
+exp = _inexact_unary("exp", lax.exp, lax.exp_p)
+exp2 = _inexact_unary("exp2", lax.exp2, lax.exp2_p)
+log = _inexact_unary("log", lax.log, lax.log_p)
+log1p = _inexact_unary("log1p", lax.log1p, lax.log1p_p)
+expm1 = _inexact_unary("expm1", lax.expm1, lax.expm1_p)
+sqrt = _inexact_unary("sqrt", lax.sqrt, lax.sqrt_p)
+cbrt = _inexact_unary("cbrt", lax.cbrt, lax.cbrt_p)
+fabs = _inexact_unary("fabs", lax.abs, lax.abs_p)
 reciprocal = _inexact_unary("reciprocal", lambda x: lax.integer_pow(x, -1))
 asin, acos, atan = arcsin, arccos, arctan
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
@@ -124,6 +127,7 @@ rad2deg = _scaled("rad2deg", 180 / np.pi)
 degrees = _scaled("degrees", 180 / np.pi)
 
 
+@eager.fast_unary(promote_args, lax.neg_p)
 def negative(x, /):
   x, = promote_args("negative", x)
   return lax.neg(x)
@@ -282,40 +286,48 @@ conj = conjugate
 # ---------------------------------------------------------------------------
 # Binary functions
 
-def _binary(name, lax_fn, promote=promote_args):
+def _binary(name, lax_fn, promote=promote_args, prim=None):
+  """``prim``: the primitive ``lax_fn`` binds, for the eager fast path."""
   def fn(x1, x2, /):
     x1, x2 = promote(name, x1, x2)
     return lax_fn(x1, x2)
-  return _named(name, fn)
+  fn = _named(name, fn)
+  return fn if prim is None else eager.fast_binary(promote, lambda dtype: prim)(fn)
 
 
-subtract = _binary("subtract", lax.sub)
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
-equal = _binary("equal", lax.eq)
-not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
-bitwise_and = _binary("bitwise_and", lax.bitwise_and)
-bitwise_or = _binary("bitwise_or", lax.bitwise_or)
-bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
-left_shift = _binary("left_shift", lax.shift_left, promote_args_numeric)
+subtract = _binary("subtract", lax.sub, prim=lax.sub_p)
+maximum = _binary("maximum", lax.max, prim=lax.max_p)
+minimum = _binary("minimum", lax.min, prim=lax.min_p)
+equal = _binary("equal", lax.eq, prim=lax.eq_p)
+not_equal = _binary("not_equal", lax.ne, prim=lax.ne_p)
+less = _binary("less", lax.lt, prim=lax.lt_p)
+less_equal = _binary("less_equal", lax.le, prim=lax.le_p)
+greater = _binary("greater", lax.gt, prim=lax.gt_p)
+greater_equal = _binary("greater_equal", lax.ge, prim=lax.ge_p)
+bitwise_and = _binary("bitwise_and", lax.bitwise_and, prim=lax.and_p)
+bitwise_or = _binary("bitwise_or", lax.bitwise_or, prim=lax.or_p)
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, prim=lax.xor_p)
+left_shift = _binary("left_shift", lax.shift_left, promote_args_numeric, prim=lax.shift_left_p)
 bitwise_left_shift = left_shift
-true_divide = _binary("true_divide", lax.div, promote_args_inexact)
+true_divide = _binary("true_divide", lax.div, promote_args_inexact, prim=lax.div_p)
 divide = true_divide
-arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact)
+arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact, prim=lax.atan2_p)
 atan2 = arctan2
-nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact)
-float_power = _binary("float_power", lax.pow, promote_args_inexact)
+nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact, prim=lax.nextafter_p)
+float_power = _binary("float_power", lax.pow, promote_args_inexact, prim=lax.pow_p)
 
 
+def _bool_or(bool_prim, prim):
+  return lambda dtype: bool_prim if dtype == np.bool_ else prim
+
+
+@eager.fast_binary(promote_args, _bool_or(lax.or_p, lax.add_p))
 def add(x1, x2, /):
   x1, x2 = promote_args("add", x1, x2)
   return lax.bitwise_or(x1, x2) if _is_bool(x1) else lax.add(x1, x2)
 
 
+@eager.fast_binary(promote_args, _bool_or(lax.and_p, lax.mul_p))
 def multiply(x1, x2, /):
   x1, x2 = promote_args("multiply", x1, x2)
   return lax.bitwise_and(x1, x2) if _is_bool(x1) else lax.mul(x1, x2)

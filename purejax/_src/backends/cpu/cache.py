@@ -13,8 +13,13 @@ Writes are atomic (compile into a temporary file in the directory, then
 ``os.replace``), so processes sharing the cache never see half-written files.
 The total size of the ``.so`` files is capped (least recently used first out;
 loading a file touches its mtime).
+
+With ``config.purejax_disk_cache`` off (PUREJAX_DISK_CACHE=0) the cache is not
+used at all: each kernel is built in a fresh private temporary directory
+(``private_build_dir``) that is removed as soon as the library is loaded.
 """
 import atexit
+import contextlib
 import ctypes
 import os
 import pathlib
@@ -37,6 +42,23 @@ _fallbacks = {}   # unusable directory -> the private temporary directory used i
 
 class UnsafeCacheDir(RuntimeError):
   """The cache directory is not private to the current user."""
+
+
+def enabled():
+  """Whether kernels are kept in (and looked up from) the disk cache."""
+  return bool(config.purejax_disk_cache)
+
+
+@contextlib.contextmanager
+def private_build_dir():
+  """A fresh directory only we can use (mode 0700), removed afterwards with
+  what was built in it (a loaded library stays mapped)."""
+  path = pathlib.Path(tempfile.mkdtemp(prefix="purejax-build-"))
+  try:
+    check_private_dir(path)
+    yield path
+  finally:
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def default_dir():

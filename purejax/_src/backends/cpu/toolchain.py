@@ -10,7 +10,9 @@ which of the wanted flags work (``-O3 -march=native -fno-math-errno
 others, so a compiler without OpenMP or a libc without libmvec still works,
 only slower.  No ``-ffast-math``: NaN and Inf must keep their IEEE meaning.
 The probe's result is remembered per process and, keyed by the compiler
-binary and the CPU, in the cache directory.
+binary and the CPU, in the cache directory (unless the disk cache is off:
+``config.purejax_disk_cache``).  PUREJAX_DEBUG=2 reports, on stderr, the
+compiler found and, for each kernel, whether it was compiled or loaded.
 
 Thread-safe: concurrent calls compile a given source once.
 """
@@ -23,8 +25,10 @@ import platform
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 
 from purejax._src.backends.cpu import cache
 from purejax._src.config import config
@@ -253,7 +257,10 @@ def _cpu_id():
 
 
 def _probe_record_path(argv):
-  """Where the probe of this compiler binary on this CPU is remembered."""
+  """Where the probe of this compiler binary on this CPU is remembered
+  (None: nowhere)."""
+  if not cache.enabled():
+    return None
   try:
     st = os.stat(argv[0])
     directory = cache.cache_dir()
@@ -270,6 +277,7 @@ def _get_toolchain():
     with _lock:
       if _toolchain is None:
         _toolchain = _find_toolchain()
+        _debug(f"C compiler {_toolchain.description}")
       tc = _toolchain
   return tc
 
@@ -321,9 +329,10 @@ def compile_library(source, *, extra_flags=()):
 
   The same ``(source, extra_flags)`` returns the same ``ctypes.CDLL`` object
   (from memory); otherwise a library compiled before, by this or another
-  process, is loaded from the disk cache.  Raises ``CompilerUnavailable``
-  when there is no compiler and ``CompileError`` (with the compiler's
-  diagnostics) when it rejects the source.
+  process, is loaded from the disk cache (unless ``purejax_disk_cache`` is
+  off: then nothing is read from or written to it).  Raises
+  ``CompilerUnavailable`` when there is no compiler and ``CompileError``
+  (with the compiler's diagnostics) when it rejects the source.
   """
   extra = _check_flags(extra_flags)
   lib = _libraries.get((source, extra))
@@ -373,19 +382,34 @@ def _cache_key(source, tc, extra):
 
 
 def _load_or_build(source, tc, extra, key):
+  if not cache.enabled():
+    with cache.private_build_dir() as directory:
+      start = time.perf_counter()
+      lib = _compile(source, tc, extra, cache.entry_path(directory, key))
+    _debug(f"kernel {key[:16]} compiled in {time.perf_counter() - start:.2f} s "
+           "(disk cache off)")
+    return lib
   directory = cache.cache_dir()
   path = cache.entry_path(directory, key)
   lib = cache.load(path)
   if lib is not None:
+    _debug(f"kernel {key[:16]} loaded from the disk cache ({path})")
     return lib
   tmp = cache.temp_path(directory, key)
+  start = time.perf_counter()
   try:
     lib = _compile(source, tc, extra, tmp)
     cache.commit(tmp, path)
   finally:
     cache.remove(tmp)
+  _debug(f"kernel {key[:16]} compiled in {time.perf_counter() - start:.2f} s ({path})")
   cache.evict(directory, config.purejax_cache_max_bytes, keep=path)
   return lib
+
+
+def _debug(message):
+  if config.purejax_debug >= 2:
+    print(f"purejax: {message}", file=sys.stderr)
 
 
 def _compile(source, tc, extra, out):
