@@ -164,8 +164,9 @@ config.define("jax_log_compiles", False, help="Log each compilation.")
 config.define("jax_check_tracer_leaks", False, help="Check for leaked tracers.")
 config.define("jax_traceback_filtering", "auto", kind=str, help="Traceback filtering.")
 # The compiler backend for jit (PUREJAX_BACKEND=cpu|numpy, ...).
-config.define("purejax_backend", "numpy", kind=str, choices=("cpu", "numpy"),
-              help="Backend that runs jitted computations.")
+config.define("purejax_backend", "cpu", kind=str, choices=("cpu", "numpy"),
+              help="Backend that runs jitted computations: cpu (compiled C, NumPy where "
+                   "no C compiler is found) or numpy (one NumPy call per primitive).")
 config.define("purejax_num_threads", 0, kind=int,
               help="Threads of compiled kernels (0: one per core).")
 config.define("purejax_cache_dir", None, kind=str,
@@ -174,8 +175,13 @@ config.define("purejax_cache_max_bytes", 1 << 30, kind=int,
               help="Size cap of the compiled-kernel cache (least recently used go first).")
 config.define("purejax_compile_sync", False,
               help="Compile before the first call instead of in the background.")
+config.define("purejax_disk_cache", True,
+              help="Keep compiled kernels in purejax_cache_dir (PUREJAX_DISK_CACHE=0: build "
+                   "each in a private temporary directory, removed once loaded).")
 config.define("purejax_debug", 0, kind=int,
-              help="PUREJAX_DEBUG=1 prints each jaxpr jit traces (to stderr).")
+              help="What to print to stderr: 1 (PUREJAX_DEBUG=1) each jaxpr jit traces; 2 "
+                   "also each fusion plan, its generated C source and the kernel cache's "
+                   "hits and compilations.")
 
 
 def _flag_context(name):
