@@ -100,7 +100,7 @@ def cpu_backend_problem():
       # Until the backend is wired into jit, the executable is the NumPy one.
       from purejax._src import pjit
       exe = pjit.executable_for(f.trace(x).jaxpr)
-      if getattr(exe, "__module__", "").endswith("numpy_backend"):
+      if (getattr(exe, "__module__", None) or "").endswith("numpy_backend"):
         return "jit does not use it yet"
   except Exception as e:  # noqa: BLE001  (report anything, go on)
     return f"selecting it failed: {type(e).__name__}: {e}"

@@ -110,42 +110,49 @@ def _runner(plan, segments, lib, source):
 
 
 def _single_segment_runner(call, invars, outvars):
-  """The common case, one compiled call and nothing else, without an
-  environment: each output is a kernel's, an input or a literal."""
+  """The common case, one compiled call and nothing else: a generated
+  function of fixed arity, without loops or an environment (the call
+  overhead of a small jitted function is mostly this).  Each output is a
+  kernel's, an input or a literal."""
   positions = {v: i for i, v in enumerate(invars)}
-  inputs = [(positions[v], dtype) for v, dtype in call.inputs]
-  outputs = call.outputs
-  first_out = len(inputs)
-  result = []   # (kind, index or value)
-  out_index = {v: i for i, (v, _, _) in enumerate(outputs)}
-  for v in outvars:
+  names = {"__name__": __name__, "fn": call.fn, "args_type": call.args_type, "empty": np.empty,
+           "ndarray": np.ndarray, "c_array": _c_array, "address": _address,
+           "fail": _out_of_memory(call.name)}
+  params = [f"a{i}" for i in range(len(invars))]
+  lines = [f"def run({', '.join(params)}):"]
+  ptrs = []
+  for i, (v, dtype) in enumerate(call.inputs):
+    a, d = f"a{positions[v]}", f"d{i}"
+    names[d] = dtype
+    lines.append(f"  x{i} = {a} if (type({a}) is ndarray and {a}.dtype == {d} and "
+                 f"{a}.flags.c_contiguous) else c_array({a}, {d})")
+    ptrs.append(f"address(x{i})")
+  out_index = {}
+  for j, (v, shape, dtype) in enumerate(call.outputs):
+    names[f"s{j}"], names[f"e{j}"] = shape, dtype
+    lines.append(f"  o{j} = empty(s{j}, e{j})")
+    ptrs.append(f"address(o{j})")
+    out_index[v] = j
+  lines.append(f"  if fn(args_type({', '.join(ptrs)})):")
+  lines.append("    fail()")
+  results = []
+  for k, v in enumerate(outvars):
     if type(v) is Literal:
-      result.append((0, v.val))
+      names[f"lit{k}"] = v.val
+      results.append(f"lit{k}")
     elif v in out_index:
-      result.append((1, out_index[v]))
+      results.append(f"o{out_index[v]}")
     else:
-      result.append((2, positions[v]))
-  fn, args_type, name = call.fn, call.args_type, call.name
+      results.append(f"a{positions[v]}")
+  lines.append(f"  return [{', '.join(results)}]")
+  exec(compile("\n".join(lines), f"<purejax runner {call.name}>", "exec"), names)
+  return names["run"]
 
-  def run(*args):
-    ptrs = args_type()
-    keep = []
-    for i, (pos, dtype) in enumerate(inputs):
-      a = args[pos]
-      if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
-        a = _c_array(a, dtype)
-        keep.append(a)
-      ptrs[i] = _address(a)
-    outs = []
-    for i, (_, shape, dtype) in enumerate(outputs):
-      a = np.empty(shape, dtype)
-      outs.append(a)
-      ptrs[first_out + i] = _address(a)
-    if fn(ptrs):
-      raise MemoryError(f"purejax: out of memory in compiled {name}")
-    return [x if k == 0 else outs[x] if k == 1 else args[x] for k, x in result]
 
-  return run
+def _out_of_memory(name):
+  def fail():
+    raise MemoryError(f"purejax: out of memory in compiled {name}")
+  return fail
 
 
 def _call_segment(call, env):
@@ -162,7 +169,7 @@ def _call_segment(call, env):
     ptrs[i] = _address(a)
     i += 1
   if call.fn(ptrs):
-    raise MemoryError(f"purejax: out of memory in compiled {call.name}")
+    _out_of_memory(call.name)()
 
 
 def _c_array(x, dtype):
