@@ -196,3 +196,29 @@ def test_transpose_reordering_free_dims_is_copied_first():
   a, b = _f32(2, 3, 4), _f32(4, 5)
   _run_both(lambda a, b: lax.dot_general(jnp.transpose(a, (1, 0, 2)), b, (([2], [0]), ([], []))),
             a, b)
+
+
+@pytest.mark.parametrize("starts,dtype", [
+    ((0, 0, 0), jnp.int32), ((1, 2, 3), jnp.int32), ((-4, 9, 1), jnp.int32),
+    ((100, -100, 2), jnp.int32), ((1, 7, 4000000000), jnp.uint32), ((3, 1, 0), jnp.int8)])
+def test_dynamic_slice_and_update_clamp_their_starts(starts, dtype):
+  x, upd = _f32(4, 6, 5), _f32(2, 3, 4)
+
+  def f(x, upd, i, j, k):
+    s = lax.dynamic_slice(x, (i, j, k), (2, 3, 4))
+    return s * 2.0, lax.dynamic_update_slice(x, upd + 1.0, (i, j, k))
+
+  idx = [jnp.asarray(np.array(i).astype(dtype)) for i in starts]
+  plan = _run_both(f, x, upd, *idx)
+  assert {"dynamic_slice", "dynamic_update_slice"} <= set(_native_names(plan))
+
+
+def test_fori_loop_indexing_and_updating_compiles_completely():
+  def f(xs):
+    def body(i, acc):
+      row = xs[i]
+      return lax.dynamic_update_slice_in_dim(acc, (row * row + acc[i - 1])[None], i, 0)
+    return lax.fori_loop(0, xs.shape[0], body, jnp.zeros_like(xs))
+
+  plan = _run_both(f, _f32(7, 5))
+  assert plan.complete and {"dynamic_slice", "dynamic_update_slice"} & set(_native_names(plan))

@@ -1,6 +1,7 @@
 """Equations compiled to C that are not loop kernels ("native steps"):
-matrix products through BLAS, and ``scan``, ``while`` and ``cond`` as C
-loops and branches over compiled functions of their bodies.
+matrix products through BLAS, dynamic slices and updates as clamped copies,
+and ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
+functions of their bodies.
 
 A control-flow equation is native only when each of its bodies compiles
 completely (every equation a kernel or a native step, no constants), so a
@@ -50,6 +51,8 @@ def analyze(eqn):
   if name == "dot_general":
     layout = gemm_layout(eqn)
     return None if layout is None else NativeStep(eqn, layout=layout)
+  if name in ("dynamic_slice", "dynamic_update_slice"):
+    return NativeStep(eqn)
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
   if name == "cond":
     bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
@@ -128,6 +131,62 @@ def _emit_dot(step, fn):
   fn.lines.append(f"{gemm}({batch}, {m}, {n}, {k}, {int(lhs_last)}, {int(rhs_first)}, "
                   f"{lhs}, {rhs}, {out}, {threads});   /* dot_general */")
   fn.uses_blas = True
+
+
+# -- dynamic slices ------------------------------------------------------------------------
+
+def _clamped_start(fn, index, hi):
+  """A C expression of start ``index`` (a scalar var) clamped into [0, hi]."""
+  ct = codegen_ops.ctype(index.aval.dtype)
+  v = f"(*(const {ct}*){fn.ptr(index)})"
+  if np.dtype(index.aval.dtype).kind == "u":
+    return f"((uint64_t){v} > {hi}ULL ? (int64_t){hi} : (int64_t){v})"
+  return f"((int64_t){v} < 0 ? 0 : (int64_t){v} > {hi} ? (int64_t){hi} : (int64_t){v})"
+
+
+def _copy_block(lines, shape, big_shape, itemsize, src, dst, src_is_big):
+  """Copies a block of ``shape`` between a contiguous buffer and the region
+  of a ``big_shape`` array at offsets ``st[k]``, one memcpy per row."""
+  rank = len(shape)
+  strides = [int(np.prod(big_shape[k + 1:], dtype=np.int64)) for k in range(rank)]
+  rows = int(np.prod(shape[:-1], dtype=np.int64)) if rank else 1
+  row = shape[-1] if rank else 1
+  lines.append(f"for (int64_t o = 0; o < {rows}; o++) {{")
+  lines.append("  int64_t rest = o, off = 0;")
+  for k in reversed(range(rank - 1)):
+    lines.append(f"  off += (rest % {shape[k]} + st[{k}]) * {strides[k]}; rest /= {shape[k]};")
+  if rank:
+    lines.append(f"  off += st[{rank - 1}];")
+  big, small = f"(char*){src if src_is_big else dst} + off * {itemsize}", \
+      f"(char*){dst if src_is_big else src} + o * {row * itemsize}"
+  pair = (small, big) if src_is_big else (big, small)
+  lines.append(f"  memcpy({pair[0]}, {pair[1]}, {row * itemsize});")
+  lines.append("}")
+
+
+def _emit_dynamic_slice(step, fn):
+  eqn = step.eqn
+  x, starts, out = eqn.invars[0], eqn.invars[1:], eqn.outvars[0]
+  sizes, dims = eqn.params["slice_sizes"], x.aval.shape
+  lines = [f"int64_t st[{max(1, len(dims))}];"]
+  lines += [f"st[{k}] = {_clamped_start(fn, i, d - n)};"
+            for k, (i, d, n) in enumerate(zip(starts, dims, sizes))]
+  _copy_block(lines, tuple(sizes), dims, np.dtype(x.aval.dtype).itemsize, fn.ptr(x),
+              fn.ptr(out), src_is_big=True)
+  fn.lines += ["{ /* dynamic_slice */"] + ["  " + s for s in lines] + ["}"]
+
+
+def _emit_dynamic_update_slice(step, fn):
+  eqn = step.eqn
+  x, update, starts, out = eqn.invars[0], eqn.invars[1], eqn.invars[2:], eqn.outvars[0]
+  sizes, dims = update.aval.shape, x.aval.shape
+  lines = [f"int64_t st[{max(1, len(dims))}];"]
+  lines += [f"st[{k}] = {_clamped_start(fn, i, d - n)};"
+            for k, (i, d, n) in enumerate(zip(starts, dims, sizes))]
+  lines.append(f"memcpy({fn.ptr(out)}, {fn.ptr(x)}, {_nbytes(x)});")
+  _copy_block(lines, tuple(sizes), dims, np.dtype(x.aval.dtype).itemsize, fn.ptr(update),
+              fn.ptr(out), src_is_big=False)
+  fn.lines += ["{ /* dynamic_update_slice */"] + ["  " + s for s in lines] + ["}"]
 
 
 # -- control flow -----------------------------------------------------------------------
@@ -230,7 +289,8 @@ def _emit_cond(step, fn):
 
 
 _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
-             "cond": _emit_cond}
+             "cond": _emit_cond, "dynamic_slice": _emit_dynamic_slice,
+             "dynamic_update_slice": _emit_dynamic_update_slice}
 
 
 def emit(step, fn):
