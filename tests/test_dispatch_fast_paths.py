@@ -292,3 +292,15 @@ def test_tiered_build_starts_after_a_second_call(monkeypatch):
   early = backends._Tiered(jaxpr)
   early.wait()                                     # wait() starts it
   assert len(built) == 2 and early(ones) == ["compiled"]
+
+
+def test_floating_point_errors_do_not_warn_but_numpy_still_does():
+  x = jnp.array([np.inf, 1.0, 0.0])
+  y = jnp.array([0.0, 0.0, 0.0])
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    out = [x * y, jnp.multiply(x, y), x / y, jnp.log(y), lax.mul(x, y),
+           purejax.jit(lambda a, b: a * b / b)(x, y), purejax.grad(lambda a: jnp.sum(a * 0.0))(x)]
+  assert np.isnan(np.asarray(out[0])[0]) and np.isinf(np.asarray(out[2])[1])
+  with pytest.warns(RuntimeWarning):   # the user's own NumPy state is untouched
+    np.array([1.0]) / np.array([0.0])

@@ -10,16 +10,8 @@ only for small jaxprs, and only once they have proven to be called again.
 """
 import numpy as np
 
+from purejax._src import fp_errors
 from purejax._src.jaxpr import DropVar, Literal
-
-# NumPy's floating-point warnings (0 * inf ...) are not JAX's: XLA is silent.
-# ``np.errstate`` costs about a microsecond per use; NumPy 2 keeps the error
-# state in a context variable that can be set directly, much more cheaply.
-try:
-  from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
-  _IGNORE_ALL = _make_extobj(all="ignore")
-except (ImportError, TypeError):   # NumPy 1.x: the public context manager
-  _extobj_contextvar = None
 
 _HOT_CALLS = 2            # the call that generates the straight-line version
 _MAX_GENERATED_EQNS = 200
@@ -52,18 +44,14 @@ def compile_jaxpr(jaxpr):
 
 
 def _quiet(run):
-  """``run(args)`` as ``f(*args)``, with NumPy's floating-point errors ignored."""
-  if _extobj_contextvar is None:
-    def quiet_run(*args):
-      with np.errstate(all="ignore"):
-        return run(args)
-  else:
-    def quiet_run(*args):
-      token = _extobj_contextvar.set(_IGNORE_ALL)
-      try:
-        return run(args)
-      finally:
-        _extobj_contextvar.reset(token)
+  """``run(args)`` as ``f(*args)``, with NumPy's floating-point errors
+  ignored (they are not JAX's: XLA is silent)."""
+  def quiet_run(*args):
+    token = fp_errors.ignore()
+    try:
+      return run(args)
+    finally:
+      fp_errors.restore(token)
   return quiet_run
 
 
@@ -167,14 +155,9 @@ def _straight_line(jaxpr):
       body.append(f"if type({name}) is not _nd or {name}.dtype != {dt}: "
                   f"{name} = _asarray({name}, {dt})")
   body.append(f"return [{', '.join(use(v) for v in jaxpr.outvars)}]")
-  if _extobj_contextvar is None:
-    lines = ["  with _np.errstate(all='ignore'):"] + [f"    {s}" for s in body]
-    ns["_np"] = np
-  else:
-    ns.update(_set=_extobj_contextvar.set, _reset=_extobj_contextvar.reset,
-              _ignore=_IGNORE_ALL)
-    lines = ["  _token = _set(_ignore)", "  try:"] + [f"    {s}" for s in body]
-    lines += ["  finally:", "    _reset(_token)"]
+  ns.update(_ignore=fp_errors.ignore, _restore=fp_errors.restore)
+  lines = ["  _token = _ignore()", "  try:"] + [f"    {s}" for s in body]
+  lines += ["  finally:", "    _restore(_token)"]
   source = f"def run({', '.join(params)}):\n" + "\n".join(lines) + "\n"
   exec(compile(source, "<purejax numpy backend>", "exec"), ns)
   run = ns["run"]

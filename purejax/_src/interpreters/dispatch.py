@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import core, fp_errors
 from purejax._src.array import Array, wrap_numpy
 from purejax._src.config import config
 
@@ -58,7 +58,11 @@ def apply_primitive(primitive, args, params):
       vals.append(val)
       avals.append(aval)
   out_avals = primitive.eval_avals(tuple(avals), params)
-  out = primitive.impl(*vals, **params)
+  token = fp_errors.ignore()
+  try:
+    out = primitive.impl(*vals, **params)
+  finally:
+    fp_errors.restore(token)
   if primitive.multiple_results:
     results = [wrap_numpy(o, a) for o, a in zip(out, out_avals)]
   else:
@@ -84,6 +88,7 @@ def check_special(name, arrays):
 # The eager fast path of jnp's elementwise functions
 
 _MAX_PLANS = 1024
+_ignore, _restore = fp_errors.ignore, fp_errors.restore
 
 
 def eager_binary(make_plan):
@@ -117,7 +122,11 @@ def eager_binary(make_plan):
     yv = y._value if conv_y is None else conv_y(y)
     if xv is None or yv is None:
       return None
-    out = wrap_numpy(impl(xv, yv), out_aval)
+    token = _ignore()
+    try:
+      out = wrap_numpy(impl(xv, yv), out_aval)
+    finally:
+      _restore(token)
     if _debug_special:
       check_special(name, [out])
     return out
@@ -161,7 +170,11 @@ def eager_unary(make_plan):
     if plan is False:
       return None
     impl, out_aval, name = plan
-    out = wrap_numpy(impl(x._value), out_aval)
+    token = _ignore()
+    try:
+      out = wrap_numpy(impl(x._value), out_aval)
+    finally:
+      _restore(token)
     if _debug_special:
       check_special(name, [out])
     return out
