@@ -222,3 +222,50 @@ def test_fori_loop_indexing_and_updating_compiles_completely():
 
   plan = _run_both(f, _f32(7, 5))
   assert plan.complete and {"dynamic_slice", "dynamic_update_slice"} & set(_native_names(plan))
+
+
+def test_indexing_gathers_and_at_updates_compile():
+  x = _f32(6, 5)
+  idx = jnp.asarray(np.array([4, 0, -1, 9, 2], np.int32))
+
+  def f(x, idx):
+    return (x[idx] * 2.0, x[:, idx[:3]], x[idx, 1:3], jnp.take(x, idx, axis=0, mode="fill"),
+            x.at[idx].set(1.0), x.at[idx].add(x[0]), x.at[idx, 2].mul(3.0),
+            x.at[idx].min(0.0), x.at[idx].max(0.5), x.at[idx].add(1.0, mode="clip"),
+            x.at[2].set(-1.0))
+
+  plan = _run_both(f, x, idx)
+  assert {"gather", "scatter", "scatter-add", "scatter-mul", "scatter-min",
+          "scatter-max"} <= set(_native_names(plan))
+
+
+def test_scatter_integer_wraps_and_repeated_positions_accumulate_in_order():
+  x = jnp.asarray(np.array([2**31 - 1, 5, -7, 0], np.int32))
+  idx = jnp.asarray(np.array([[0], [0], [3], [3], [7]], np.int32))
+  upd = jnp.asarray(np.array([1, 2, 3, 4, 5], np.int32))
+  f = lambda x, i, u: (x.at[i[:, 0]].add(u), x.at[i[:, 0]].set(u), x.at[i[:, 0]].mul(u))
+  plan = _run_both(f, x, idx, upd)
+  assert "scatter-add" in _native_names(plan)
+  xf = jnp.asarray(np.array([0.0, -0.0, np.nan, 1.0], np.float32))
+  uf = jnp.asarray(np.array([-0.0, 0.0, 1.0, np.nan, 2.0], np.float32))
+  _run_both(lambda x, i, u: (x.at[i[:, 0]].min(u), x.at[i[:, 0]].max(u)), xf, idx, uf)
+
+
+def test_batched_gather_from_vmap_and_the_gradient_of_indexing():
+  xs, idx = _f32(3, 6, 4), jnp.asarray(np.array([[1, 5], [0, 0], [3, 2]], np.int32))
+  f = jax.vmap(lambda x, i: x[i].sum(0))
+  plan = _run_both(f, xs, idx)
+  assert "gather" in _native_names(plan)
+  g = jax.grad(lambda xs: (f(xs, idx) ** 2).sum())
+  plan = _run_both(g, xs)
+  assert "scatter-add" in _native_names(plan)
+
+
+def test_fori_loop_with_at_set_compiles_completely():
+  def f(xs):
+    def body(i, acc):
+      return acc.at[i].set(xs[i] * xs[i] + acc[i - 1])
+    return lax.fori_loop(0, xs.shape[0], body, jnp.zeros_like(xs))
+
+  plan = _run_both(f, _f32(7, 5))
+  assert plan.complete and "scatter" in _native_names(plan)

@@ -1,6 +1,6 @@
 """Equations compiled to C that are not loop kernels ("native steps"):
 matrix products through BLAS, dynamic slices and updates as clamped copies,
-and ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
+gathers and scatters (``gather_scatter``), and ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
 A control-flow equation is native only when each of its bodies compiles
@@ -15,7 +15,7 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import blas, codegen_ops
+from purejax._src.backends.cpu import blas, codegen_ops, gather_scatter
 from purejax._src.jaxpr import Literal
 
 _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
@@ -53,6 +53,8 @@ def analyze(eqn):
     return None if layout is None else NativeStep(eqn, layout=layout)
   if name in ("dynamic_slice", "dynamic_update_slice"):
     return NativeStep(eqn)
+  if name == "gather" or name in gather_scatter.SCATTERS:
+    return NativeStep(eqn) if gather_scatter.supported(eqn) else None
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
   if name == "cond":
     bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
@@ -290,7 +292,9 @@ def _emit_cond(step, fn):
 
 _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "cond": _emit_cond, "dynamic_slice": _emit_dynamic_slice,
-             "dynamic_update_slice": _emit_dynamic_update_slice}
+             "dynamic_update_slice": _emit_dynamic_update_slice,
+             "gather": gather_scatter.emit_gather,
+             **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS}}
 
 
 def emit(step, fn):

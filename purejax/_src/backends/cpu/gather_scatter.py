@@ -1,0 +1,182 @@
+"""``gather`` and the ``scatter`` family as native steps: C loops over the
+index rows and each row's window, with the NumPy implementations' semantics
+(lax/gather.py, lax/scatter.py): starts in int64, clamped into range; gather
+fills (FILL_OR_DROP) or clamps out-of-bounds windows, scatter drops them
+(clamps with CLIP); updates apply in row order, window elements in C order,
+so repeated positions combine exactly as NumPy's ``ufunc.at`` does.
+"""
+import numpy as np
+
+from purejax._src.backends.cpu import codegen_ops
+from purejax._src.lax.gather import GatherScatterMode
+
+SCATTERS = ("scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min",
+            "scatter-max")
+
+
+def supported(eqn):
+  """Gathers, and scatters that replace or combine with a ufunc (not a
+  general combiner jaxpr; no bool arithmetic)."""
+  name = eqn.primitive.name
+  if name == "gather":
+    return True
+  if name == "scatter":
+    return eqn.params.get("update_jaxpr") is None
+  return name in SCATTERS and np.dtype(eqn.outvars[0].aval.dtype) != np.bool_
+
+
+def _strides(shape):
+  out, acc = [], 1
+  for d in reversed(shape):
+    out.append(acc)
+    acc *= d
+  return out[::-1]
+
+
+def _prod(xs):
+  return int(np.prod(xs, dtype=np.int64))
+
+
+def _row_starts(fn, indices, rank, index_map, operand_batching, indices_batching):
+  """C lines (run inside ``for r``) setting ``st[d]``, the row's start in
+  every operand dim."""
+  batch_shape = indices.aval.shape[:-1]
+  nidx = indices.aval.shape[-1]
+  bstrides = _strides(batch_shape)
+  ct = codegen_ops.ctype(indices.aval.dtype)
+  lines = [f"int64_t st[{max(1, rank)}] = {{0}};"]
+  lines += [f"st[{d}] = (int64_t)((const {ct}*){fn.ptr(indices)})[r * {nidx} + {j}];"
+            for j, d in enumerate(index_map)]
+  lines += [f"st[{od}] = (r / {bstrides[idim]}) % {batch_shape[idim]};"
+            for od, idim in zip(operand_batching, indices_batching)]
+  return lines
+
+
+def _in_bounds(shape, window, index_map):
+  terms = [f"(st[{d}] >= 0 && st[{d}] <= {shape[d] - window[d]})" for d in index_map]
+  return " && ".join(terms) or "1"
+
+
+def _clamp(shape, window):
+  lines = []
+  for d, (n, w) in enumerate(zip(shape, window)):
+    hi = max(n - w, 0)
+    lines.append(f"st[{d}] = st[{d}] < 0 ? 0 : st[{d}] > {hi} ? {hi} : st[{d}];")
+  return lines
+
+
+def _window_offsets(window, xstrides, kept, other_strides):
+  """Lines (inside ``for w``) adding window element w's offsets to ``xoff``
+  (the operand) and ``yoff`` (the other array, whose stride for kept dim
+  ``kept[i]`` is ``other_strides[i]``)."""
+  lines = ["int64_t rest = w;"]
+  for d in reversed(range(len(window))):
+    if window[d] == 1:
+      continue
+    lines.append(f"{{ const int64_t i = rest % {window[d]}; rest /= {window[d]};")
+    lines.append(f"  xoff += i * {xstrides[d]};")
+    if d in kept:
+      lines.append(f"  yoff += i * {other_strides[kept.index(d)]};")
+    lines.append("}")
+  return lines
+
+
+def emit_gather(step, fn):
+  eqn, p = step.eqn, step.eqn.params
+  dn = p["dimension_numbers"]
+  x, indices = eqn.invars
+  out = eqn.outvars[0]
+  shape, window = tuple(x.aval.shape), tuple(p["slice_sizes"])
+  rank = len(shape)
+  dtype = np.dtype(x.aval.dtype)
+  ct = codegen_ops.ctype(dtype)
+  batch_shape = indices.aval.shape[:-1]
+  dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+  kept = [d for d in range(rank) if d not in dropped]
+  ostrides = _strides(out.aval.shape)
+  batch_out = [d for d in range(out.aval.ndim) if d not in dn.offset_dims]
+  bstrides = _strides(batch_shape)
+  fill = "0"
+  check = p["mode"] == GatherScatterMode.FILL_OR_DROP
+  if check:
+    with np.errstate(invalid="ignore", over="ignore"):
+      value = np.array(p["fill_value"] if p["fill_value"] is not None else 0).astype(dtype)
+    fill = codegen_ops.literal(value[()], dtype)
+  xs, ys = f"((const {ct}*){fn.ptr(x)})", f"(({ct}*){fn.ptr(out)})"
+  lines = [f"for (int64_t r = 0; r < {_prod(batch_shape)}; r++) {{"]
+  body = _row_starts(fn, indices, rank, dn.start_index_map, dn.operand_batching_dims,
+                     dn.start_indices_batching_dims)
+  body.append(f"const int ok = {_in_bounds(shape, window, dn.start_index_map) if check else 1};")
+  body += _clamp(shape, window)
+  xstrides = _strides(shape)
+  body.append("int64_t base = 0, obase = 0;")
+  body += [f"base += st[{d}] * {xstrides[d]};" for d in range(rank)]
+  body += [f"obase += (r / {bstrides[j]}) % {n} * {ostrides[batch_out[j]]};"
+           for j, n in enumerate(batch_shape)]
+  body.append(f"for (int64_t w = 0; w < {_prod(window)}; w++) {{")
+  inner = ["int64_t xoff = base, yoff = obase;"]
+  inner += _window_offsets(window, xstrides, kept,
+                           [ostrides[dn.offset_dims[i]] for i in range(len(kept))])
+  inner.append(f"{ys}[yoff] = ok ? {xs}[xoff] : {fill};")
+  body += ["  " + s for s in inner] + ["}"]
+  lines += ["  " + s for s in body] + ["}"]
+  fn.lines += ["{ /* gather */"] + ["  " + s for s in lines] + ["}"]
+
+
+def _combine(name, dtype, old, new):
+  """The scatter's update of ``old`` by ``new``, as NumPy's ufunc computes it."""
+  if name == "scatter":
+    return new
+  if name in ("scatter-min", "scatter-max"):
+    op = "<=" if name == "scatter-min" else ">="
+    nan = f"{old} != {old} || " if dtype.kind == "f" else ""
+    return f"(({nan}{old} {op} {new}) ? {old} : {new})"
+  op = {"scatter-add": "+", "scatter-sub": "-", "scatter-mul": "*"}[name]
+  if dtype.kind == "f":
+    return f"({old} {op} {new})"
+  u = codegen_ops.wide_unsigned(dtype)
+  return f"(({codegen_ops.ctype(dtype)})(({u}){old} {op} ({u}){new}))"
+
+
+def emit_scatter(step, fn):
+  eqn, p = step.eqn, step.eqn.params
+  dn = p["dimension_numbers"]
+  x, indices, updates = eqn.invars
+  out = eqn.outvars[0]
+  shape, ushape = tuple(x.aval.shape), tuple(updates.aval.shape)
+  rank = len(shape)
+  dtype = np.dtype(x.aval.dtype)
+  ct = codegen_ops.ctype(dtype)
+  dropped = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+  kept = [d for d in range(rank) if d not in dropped]
+  window = [1] * rank
+  for i, d in enumerate(kept):
+    window[d] = ushape[dn.update_window_dims[i]]
+  ustrides = _strides(ushape)
+  scatter_axes = [d for d in range(len(ushape)) if d not in dn.update_window_dims]
+  batch_shape = indices.aval.shape[:-1]
+  bstrides = _strides(batch_shape)
+  xstrides = _strides(shape)
+  us, ys = f"((const {ct}*){fn.ptr(updates)})", f"(({ct}*){fn.ptr(out)})"
+  nbytes = _prod(shape) * dtype.itemsize
+  lines = [f"memcpy({fn.ptr(out)}, {fn.ptr(x)}, {nbytes});",
+           f"for (int64_t r = 0; r < {_prod(batch_shape)}; r++) {{"]
+  body = _row_starts(fn, indices, rank, dn.scatter_dims_to_operand_dims,
+                     dn.operand_batching_dims, dn.scatter_indices_batching_dims)
+  if p["mode"] == GatherScatterMode.CLIP:
+    body += _clamp(shape, window)
+  else:
+    body.append(f"if (!({_in_bounds(shape, window, dn.scatter_dims_to_operand_dims)})) "
+                "continue;")
+  body.append("int64_t base = 0, ubase = 0;")
+  body += [f"base += st[{d}] * {xstrides[d]};" for d in range(rank)]
+  body += [f"ubase += (r / {bstrides[j]}) % {n} * {ustrides[scatter_axes[j]]};"
+           for j, n in enumerate(batch_shape)]
+  body.append(f"for (int64_t w = 0; w < {_prod(window)}; w++) {{")
+  inner = ["int64_t xoff = base, yoff = ubase;"]
+  inner += _window_offsets(window, xstrides, kept,
+                           [ustrides[dn.update_window_dims[i]] for i in range(len(kept))])
+  inner.append(f"{ys}[xoff] = {_combine(eqn.primitive.name, dtype, f'{ys}[xoff]', f'{us}[yoff]')};")
+  body += ["  " + s for s in inner] + ["}"]
+  lines += ["  " + s for s in body] + ["}"]
+  fn.lines += [f"{{ /* {eqn.primitive.name} */"] + ["  " + s for s in lines] + ["}"]
