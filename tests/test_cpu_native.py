@@ -269,3 +269,11 @@ def test_fori_loop_with_at_set_compiles_completely():
 
   plan = _run_both(f, _f32(7, 5))
   assert plan.complete and "scatter" in _native_names(plan)
+
+
+def test_concatenate_and_stack_compile():
+  a, b, c = _f32(2, 3, 4), _f32(2, 1, 4), _f32(2, 5, 4)
+  f = lambda a, b, c: (jnp.concatenate([a, b, c], axis=1) * 2.0,
+                       jnp.concatenate([a, a], axis=0), jnp.stack([a[:, 0], c[:, 1]], -1))
+  plan = _run_both(f, a, b, c)
+  assert "concatenate" in _native_names(plan)

@@ -1,5 +1,6 @@
 """Equations compiled to C that are not loop kernels ("native steps"):
-matrix products through BLAS, dynamic slices and updates as clamped copies,
+matrix products through BLAS, dynamic slices, updates and concatenation as
+row copies,
 gathers and scatters (``gather_scatter``), and ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
@@ -51,7 +52,7 @@ def analyze(eqn):
   if name == "dot_general":
     layout = gemm_layout(eqn)
     return None if layout is None else NativeStep(eqn, layout=layout)
-  if name in ("dynamic_slice", "dynamic_update_slice"):
+  if name in ("dynamic_slice", "dynamic_update_slice", "concatenate"):
     return NativeStep(eqn)
   if name == "gather" or name in gather_scatter.SCATTERS:
     return NativeStep(eqn) if gather_scatter.supported(eqn) else None
@@ -191,6 +192,19 @@ def _emit_dynamic_update_slice(step, fn):
   fn.lines += ["{ /* dynamic_update_slice */"] + ["  " + s for s in lines] + ["}"]
 
 
+def _emit_concatenate(step, fn):
+  eqn = step.eqn
+  out, axis = eqn.outvars[0], eqn.params["dimension"]
+  rank = out.aval.ndim
+  lines, offset = [f"int64_t st[{rank}] = {{0}};"], 0
+  for x in eqn.invars:
+    lines.append(f"st[{axis}] = {offset};")
+    _copy_block(lines, tuple(x.aval.shape), tuple(out.aval.shape),
+                np.dtype(x.aval.dtype).itemsize, fn.ptr(x), fn.ptr(out), src_is_big=False)
+    offset += x.aval.shape[axis]
+  fn.lines += ["{ /* concatenate */"] + ["  " + s for s in lines] + ["}"]
+
+
 # -- control flow -----------------------------------------------------------------------
 
 def _nbytes(v):
@@ -293,6 +307,7 @@ def _emit_cond(step, fn):
 _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "cond": _emit_cond, "dynamic_slice": _emit_dynamic_slice,
              "dynamic_update_slice": _emit_dynamic_update_slice,
+             "concatenate": _emit_concatenate,
              "gather": gather_scatter.emit_gather,
              **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS}}
 
