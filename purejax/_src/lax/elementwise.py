@@ -290,7 +290,15 @@ def _rem_impl(x, y):
 def _pow_impl(x, y):
   if dtypes.issubdtype(y.dtype, np.integer):
     y = y.astype(x.dtype)   # an integer exponent, computed in x's precision
-  return np.power(x, y)
+    return np.power(x, y)
+  out = np.power(x, y)
+  if out.dtype.kind == "f":
+    # NumPy computes x ** 0.5 as sqrt(x): -0.0 and -inf at x = -0.0, -inf,
+    # where pow (and JAX) give +0.0 and +inf.
+    special = (y == 0.5) & ((x == 0) | (x == -np.inf))
+    if special.any():
+      out = np.where(special, np.where(x == 0, 0, np.inf).astype(out.dtype), out)
+  return out
 
 
 def _complex_impl(x, y):

@@ -266,7 +266,12 @@ def _pow(ctx, args, ins, out, params):
   a, b = args
   if _kind(ins[1]) != "f":
     b = f"(({ctype(out)}){b})"   # an integer exponent, in x's precision
-  return f"pow{_fsuffix(out)}({a}, {b})"
+    return f"pow{_fsuffix(out)}({a}, {b})"
+  # gcc may compute pow(x, 0.5) as sqrt(x), wrong at -0.0 and -inf: the
+  # IEEE values (+0.0, +inf) are chosen explicitly.
+  ct = ctype(out)
+  return (f"(({b}) == ({ct})0.5 && (({a}) == 0 || ({a}) == -({ct})INFINITY) ? "
+          f"(({a}) == 0 ? ({ct})0 : ({ct})INFINITY) : pow{_fsuffix(out)}({a}, {b}))")
 
 
 def _math2(name):
