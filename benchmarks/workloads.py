@@ -184,6 +184,137 @@ def _mlp_check(out):
   return [value, params[0][0]]
 
 
+# -- convnet: one training step of a small conv net, value_and_grad + SGD ----
+
+_CONV_DIMS = ("NHWC", "HWIO", "NHWC")
+_SGD_LR = 0.01
+
+
+def _convnet_data(quick):
+  batch, size, c1, c2 = (2, 8, 4, 8) if quick else (32, 28, 32, 64)
+  classes = 10
+  rng = _rng()
+  flat = (size // 4) * (size // 4) * c2
+  params = [(_normal(rng, 3, 3, 1, c1) * np.float32(1 / 3), np.zeros(c1, np.float32)),
+            (_normal(rng, 3, 3, c1, c2) * np.float32(1 / np.sqrt(9 * c1)),
+             np.zeros(c2, np.float32)),
+            (_normal(rng, flat, classes) * np.float32(1 / np.sqrt(flat)),
+             np.zeros(classes, np.float32))]
+  labels = rng.randint(0, classes, batch)
+  return {"params": params, "x": _normal(rng, batch, size, size, 1),
+          "y": np.eye(classes, dtype=np.float32)[labels]}
+
+
+def _convnet_make(jax, jnp, d):
+  lax, tree_map = jax.lax, jax.tree_util.tree_map
+
+  def loss(params, x, y):
+    h = x
+    for w, b in params[:-1]:
+      h = lax.conv_general_dilated(h, w, (1, 1), "SAME", dimension_numbers=_CONV_DIMS) + b
+      h = jnp.maximum(h, 0.0)
+      h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    w, b = params[-1]
+    logits = h.reshape(h.shape[0], -1) @ w + b
+    m = lax.stop_gradient(logits.max(-1, keepdims=True))
+    lse = m + jnp.log(jnp.exp(logits - m).sum(-1, keepdims=True))
+    return -jnp.mean(jnp.sum(y * (logits - lse), -1))
+
+  @jax.jit
+  def step(params, x, y):
+    value, grads = jax.value_and_grad(loss)(params, x, y)
+    return tree_map(lambda p, g: p - _SGD_LR * g, params, grads), value, grads
+
+  params = tree_map(jnp.asarray, d["params"])
+  x, y = jnp.asarray(d["x"]), jnp.asarray(d["y"])
+  return lambda: step(params, x, y)
+
+
+def _np_conv_same(x, w):
+  """3x3 "SAME" convolution, NHWC x HWIO, as one matrix product (im2col);
+  also returns the columns for the backward pass."""
+  n, h, wd, c = x.shape
+  padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+  cols = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))
+  cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(n * h * wd, 9 * c)
+  return (cols @ w.reshape(9 * c, -1)).reshape(n, h, wd, -1), cols
+
+
+def _np_conv_same_grads(x, cols, w, g, need_dx=True):
+  """Gradients of ``_np_conv_same`` w.r.t. its input (if needed) and kernel."""
+  n, h, wd, c = x.shape
+  g2 = g.reshape(n * h * wd, -1)
+  dw = (cols.T @ g2).reshape(w.shape)
+  if not need_dx:
+    return None, dw
+  dcols = (g2 @ w.reshape(9 * c, -1).T).reshape(n, h, wd, 3, 3, c)
+  dx = np.zeros((n, h + 2, wd + 2, c), x.dtype)
+  for i in range(3):
+    for j in range(3):
+      dx[:, i:i + h, j:j + wd] += dcols[:, :, :, i, j]
+  return dx[:, 1:-1, 1:-1], dw
+
+
+def _np_pool(h):
+  """2x2 max pooling; also the index of each window's first maximum."""
+  n, hh, ww, c = h.shape
+  win = h.reshape(n, hh // 2, 2, ww // 2, 2, c).transpose(0, 1, 3, 5, 2, 4)
+  win = win.reshape(n, hh // 2, ww // 2, c, 4)
+  pick = win.argmax(-1)
+  return np.take_along_axis(win, pick[..., None], -1)[..., 0], pick
+
+
+def _np_unpool(g, pick):
+  n, ph, pw, c = g.shape
+  win = np.zeros((n, ph, pw, c, 4), g.dtype)
+  np.put_along_axis(win, pick[..., None], g[..., None], -1)
+  win = win.reshape(n, ph, pw, c, 2, 2).transpose(0, 1, 4, 2, 5, 3)
+  return win.reshape(n, 2 * ph, 2 * pw, c)
+
+
+def _convnet_numpy(d):
+  params, x, y = d["params"], d["x"], d["y"]
+
+  def step():
+    saved, h = [], x
+    for w, b in params[:-1]:
+      a, cols = _np_conv_same(h, w)
+      a += b
+      r = np.maximum(a, 0)
+      p, pick = _np_pool(r)
+      saved.append((h, cols, a, pick))
+      h = p
+    w, b = params[-1]
+    flat = h.reshape(len(h), -1)
+    logits = flat @ w + b
+    z = logits - logits.max(-1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(-1, keepdims=True)
+    value = -np.mean(np.sum(y * (z - np.log(s)), -1))
+    g = (e / s - y) / np.float32(len(x))
+    grads = [None] * len(params)
+    grads[-1] = (flat.T @ g, g.sum(0))
+    g = (g @ w.T).reshape(h.shape)
+    for i in reversed(range(len(params) - 1)):
+      h_in, cols, a, pick = saved[i]
+      g = _np_unpool(g, pick) * (a > 0)
+      dx, dw = _np_conv_same_grads(h_in, cols, params[i][0], g, need_dx=i > 0)
+      grads[i] = (dw, g.sum((0, 1, 2)))
+      g = dx
+    new = [tuple(p - np.float32(_SGD_LR) * q for p, q in zip(ps, gs))
+           for ps, gs in zip(params, grads)]
+    return new, value, grads
+
+  return step
+
+
+def _convnet_check(out):
+  # The gradients themselves: an SGD step changes the weights too little to
+  # show a wrong one.
+  params, value, grads = out
+  return [value, grads[0][0], grads[1][0], grads[2][0], params[2][0]]
+
+
 # -- rnn: a 1000-step scan, forward and backward ------------------------------
 
 def _rnn_data(quick):
@@ -325,6 +456,8 @@ WORKLOADS = [
              _dot_data, _dot_make, _dot_numpy),
     Workload("mlp_step", "MLP step (3x512, batch 128), grad + Adam", STEADY, 1.0,
              _mlp_data, _mlp_make, _mlp_numpy, _mlp_check),
+    Workload("convnet", "conv net step (2 conv 3x3 + pool, batch 32), grad + SGD",
+             STEADY, 1.0, _convnet_data, _convnet_make, _convnet_numpy, _convnet_check),
     Workload("rnn_scan", "scan RNN 1000 steps (h=128), fwd+bwd", STEADY, 1.0,
              _rnn_data, _rnn_make, _rnn_numpy, _rnn_check),
     Workload("attention", "softmax attention, seq 512, dim 64", STEADY, 1.0,

@@ -289,7 +289,7 @@ _BLOCK_ELEMENTS = 1 << 24
 def _few_channel_conv_1d(x, w, g, batch_groups):
   """A 1-D, unstrided, undilated convolution of a few channels (jnp.convolve's
   case): one np.correlate per channel pair is much faster than im2col for
-  long signals."""
+  long signals.  x is (N, C, size), w (O, I, k)."""
   n, c, size = x.shape
   o, i, k = w.shape
   nb, og = n // batch_groups, o // g
@@ -304,48 +304,96 @@ def _few_channel_conv_1d(x, w, g, batch_groups):
   return out.reshape(nb, o, size - k + 1)
 
 
-def _grouped_conv(x, w, strides, rhs_dilation, groups, batch_groups):
-  """x (N, C, padded spatial...) convolved with w (O, I, window...).
+def _blocks(nb, first, per_image, per_row):
+  """(batch slice, first output axis slice) pairs whose im2col blocks hold at
+  most about _BLOCK_ELEMENTS elements."""
+  if per_image <= _BLOCK_ELEMENTS:
+    step = max(1, _BLOCK_ELEMENTS // max(per_image, 1))
+    return [(slice(n, n + step), slice(None)) for n in range(0, nb, step)]
+  step = max(1, _BLOCK_ELEMENTS // max(per_row, 1))
+  return [(slice(n, n + 1), slice(p, p + step))
+          for n in range(nb) for p in range(0, first, step)]
 
-  Each output position's window is gathered into a row (im2col) from a
-  strided view of x, then one matrix product per group; big inputs go in
-  blocks of the first output spatial axis to bound memory.
+
+def _im2col_conv(lhs, rhs, dnums, padding, lhs_dilation, strides, rhs_dilation, groups,
+                 batch_groups, compute):
+  """The convolution as matrix products (im2col): every output position's
+  window becomes a row gathered from a strided view of the padded input, and
+  one product per group (BLAS for floats) contracts the rows with the kernel.
+
+  The kernel is contracted in its own memory order of (input feature,
+  window...) axes, so a big "kernel" (the cotangent, for the gradient w.r.t.
+  a kernel) is used in place; the input is padded into the same order, so
+  gathering the rows reads memory mostly in sequence.  Returns the output in
+  the channels-last layout (N, spatial..., O).
   """
-  nsp = x.ndim - 2
-  n, c = x.shape[:2]
-  o, i = w.shape[:2]
-  window = w.shape[2:]
+  lhs_spec, rhs_spec, _ = dnums
+  nsp = lhs.ndim - 2
+
+  def axes(spec, ks):   # -1 stands for the feature axis, k >= 0 for spatial axis k
+    return [spec[1] if k < 0 else spec[2 + k] for k in ks]
+
+  # The contraction's axis order: rhs's I and spatial axes as they lie in rhs.
+  order = sorted([-1] + list(range(nsp)), key=lambda k: axes(rhs_spec, [k])[0])
+  x = np.transpose(lhs, [lhs_spec[0]] + axes(lhs_spec, order)).astype(compute, copy=False)
+  config = [(0, 0, 0)] + [(0, 0, 0) if k < 0 else
+                          (padding[k][0], padding[k][1], lhs_dilation[k] - 1) for k in order]
+  x = _pad_impl(x, np.zeros((), compute), padding_config=config)
+  # rhs as (contraction axes..., O): a view when O is its last axis.
+  w = np.transpose(rhs, axes(rhs_spec, order) + [rhs_spec[0]]).astype(compute, copy=False)
+  n, o = x.shape[0], w.shape[-1]
+  i = w.shape[order.index(-1)]
+  window = [w.shape[order.index(k)] for k in range(nsp)]
+  spatial = [x.shape[1 + order.index(k)] for k in range(nsp)]
   span = [_dilate_dim(k, r) for k, r in zip(window, rhs_dilation)]
-  out_space = [max((p - k) // s + 1, 0) for p, k, s in zip(x.shape[2:], span, strides)]
+  out_space = tuple(max((p - k) // s + 1, 0) for p, k, s in zip(spatial, span, strides))
   g = max(groups, batch_groups)
   nb, og = n // batch_groups, o // g
-  if 0 in (nb, o) + tuple(out_space):
-    return np.zeros((nb, o) + tuple(out_space), x.dtype)
+  if 0 in (nb, o) + out_space:
+    return np.zeros((nb,) + out_space + (o,), compute)
   if nsp == 1 and strides == (1,) and rhs_dilation == (1,) and n * o * i <= 16:
-    return _few_channel_conv_1d(x, w, g, batch_groups)
-  out = np.empty((g, nb) + tuple(out_space) + (og,), x.dtype)
-  views = sliding_window_view(x, span, axis=tuple(range(2, 2 + nsp)))
-  views = views[(slice(None),) * 2 + tuple(slice(None, None, s) for s in strides)
-                + tuple(slice(None, None, r) for r in rhs_dilation)]
-  views = views.reshape((batch_groups, nb, groups, i) + views.shape[2:])
-  # -> (batch group, feature group, nb, output positions..., i, window...)
-  order = [0, 2, 1] + list(range(4, 4 + nsp)) + [3] + list(range(4 + nsp, 4 + 2 * nsp))
-  views = views.transpose(order)
-  kernel = w.reshape(g, og, -1).transpose(0, 2, 1)
-  depth = kernel.shape[1]
-  row = depth * utils.prod(out_space[1:]) * nb * g
-  step = max(1, _BLOCK_ELEMENTS // max(row, 1)) if nsp else 1
+    canon = np.moveaxis(x, 1 + order.index(-1), 1)
+    out = _few_channel_conv_1d(canon, np.moveaxis(w, (-1, order.index(-1)), (0, 1)), g,
+                               batch_groups)
+    return np.moveaxis(out, 1, -1)
+  # x as (batch group, nb, [contraction order with C split (feature group, i)]).
+  pos = 2 + order.index(-1)   # where the feature group axis lands
+  x = x.reshape((batch_groups, nb) + x.shape[1:pos - 1] + (groups, i) + x.shape[pos:])
+  sp_axes = [2 + order.index(k) + (order.index(k) > order.index(-1)) for k in range(nsp)]
+  views = sliding_window_view(x, span, axis=sp_axes) if nsp else x
+  sl = [slice(None)] * views.ndim
+  for k in range(nsp):
+    sl[sp_axes[k]] = slice(None, None, strides[k])
+    sl[x.ndim + k] = slice(None, None, rhs_dilation[k])
+  views = views[tuple(sl)]
+  # -> (batch group, feature group, nb, positions..., contraction axes...)
+  fg_axis = pos
+  contraction = [pos + 1 if k < 0 else x.ndim + k for k in order]
+  views = views.transpose([0, fg_axis, 1] + sp_axes + contraction)
+  depth = i * utils.prod(window)
+  kernel = w.reshape(depth, g, og).transpose(1, 0, 2)
+  per_row = g * depth * utils.prod(out_space[1:])
   first = out_space[0] if nsp else 1
-  for start in range(0, first, step):
-    block = views[:, :, :, start:start + step] if nsp else views
+  blocks = _blocks(nb, first, per_row * first, per_row)
+
+  def product(block):
     cols = block.reshape(g, -1, depth)
-    with np.errstate(all="ignore"):
-      prods = np.matmul(cols, kernel)
-    target = out[:, :, start:start + step] if nsp else out
-    target[...] = prods.reshape(target.shape)
-  # (g, nb, space..., og) -> (nb, g * og, space...)
-  out = out.transpose([1, 0, 2 + nsp] + list(range(2, 2 + nsp)))
-  return out.reshape((nb, o) + tuple(out_space))
+    if g == 1:   # a plain 2-D product goes straight to BLAS
+      return np.matmul(cols[0], kernel[0])[None]
+    return np.matmul(cols, kernel)
+
+  with np.errstate(all="ignore"):
+    if len(blocks) == 1:
+      out = product(views).reshape((g, nb) + out_space + (og,))
+    else:
+      out = np.empty((g, nb) + out_space + (og,), compute)
+      for bs, ps in blocks:
+        target = out[:, bs, ps] if nsp else out[:, bs]
+        block = views[:, :, bs, ps] if nsp else views[:, :, bs]
+        target[...] = product(block).reshape(target.shape)
+  # (g, nb, space..., og) -> (nb, space..., g * og)
+  out = np.moveaxis(out, 0, -2)
+  return out.reshape((nb,) + out_space + (o,))
 
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -357,13 +405,11 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                      f"have a positive size, got kernel shape {rhs.shape}.")
   out_dtype = preferred_element_type or lhs.dtype
   compute = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
-  x = np.transpose(lhs, lhs_spec).astype(compute, copy=False)
-  w = np.transpose(rhs, rhs_spec).astype(compute, copy=False)
-  config = [(0, 0, 0)] * 2 + [(lo, hi, d - 1) for (lo, hi), d in zip(padding, lhs_dilation)]
-  x = _pad_impl(x, np.zeros((), compute), padding_config=config)
-  out = _grouped_conv(x, w, window_strides, rhs_dilation, feature_group_count,
-                      batch_group_count)
-  out = np.transpose(out, np.argsort(out_spec))
+  out = _im2col_conv(lhs, rhs, dimension_numbers, padding, lhs_dilation, window_strides,
+                     rhs_dilation, feature_group_count, batch_group_count, compute)
+  # channels-last (N, spatial..., O) -> the out_spec layout
+  placed = [out_spec[0]] + list(out_spec[2:]) + [out_spec[1]]
+  out = np.transpose(out, np.argsort(placed))
   return _convert_impl(out, new_dtype=np.dtype(out_dtype), weak_type=False)
 
 

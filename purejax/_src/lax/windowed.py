@@ -3,17 +3,8 @@ reduce_window_sum / _max / _min and the general ``reduce_window`` (a jaxpr
 for the computation), and ``select_and_gather_add`` /
 ``select_and_scatter_add``, the pair behind max pooling's derivatives.
 
-The NumPy implementations follow XLA's CPU loops: every output starts from
-the init value and folds in its window's elements one at a time in
-row-major window order, ``acc = computation(acc, x)``, leaving out padding
-and the holes of base dilation.  The loop runs over the window offsets (a
-handful), each step on a strided view of the whole operand, so sums round
-as XLA's do, non-associative computations agree and ties in max pooling's
-gradient go to the element XLA picks.  (With padding XLA sometimes walks
-the window in another order; only non-associative computations, and ties
-under forward-mode max pooling, can tell.)
+The NumPy implementations' window folds live in windowed_numpy.py.
 """
-import itertools
 import operator
 
 import numpy as np
@@ -30,6 +21,9 @@ from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.reductions import _highest, _lowest
 from purejax._src.lax.slicing import slice_p
 from purejax._src.lax.structural import _pad_impl, pad_p
+from purejax._src.lax.windowed_numpy import (
+    _base, _fast_extremum, _fast_gather, _fold, _max, _min, _offset_slices, _selected,
+    _where_zero, reduce_window_shape_tuple)
 
 
 # -- shapes -------------------------------------------------------------------------
@@ -49,18 +43,6 @@ def _check_shapelike(fun_name, arg_name, obj, non_zero=False):
   if not all(d >= lower for d in obj):
     raise TypeError(f"{fun_name} {arg_name} must have every element be {words}, "
                     f"got {obj}.")
-
-
-def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
-                              base_dilation=None, window_dilation=None):
-  """The output shape of a windowed reduction."""
-  if base_dilation is not None:
-    operand_shape = _dilate_shape(operand_shape, base_dilation)
-  if window_dilation is not None:
-    window_dimensions = _dilate_shape(window_dimensions, window_dilation)
-  padded = [d + lo + hi for d, (lo, hi) in zip(operand_shape, padding)]
-  return tuple(max((p - w) // s + 1, 0)
-               for p, w, s in zip(padded, window_dimensions, window_strides))
 
 
 def _window_shape(operand, window_dimensions, window_strides, padding, base_dilation,
@@ -86,64 +68,9 @@ def _window_shape(operand, window_dimensions, window_strides, padding, base_dila
                                    padding, base_dilation, window_dilation)
 
 
-# -- NumPy: folding windows in XLA's order -------------------------------------------
-
-def _base(x, fill, padding, base_dilation):
-  """``x`` as the windows see it: base-dilated and padded with ``fill``
-  (negative padding crops)."""
-  config = tuple((lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation))
-  if all(c == (0, 0, 0) for c in config):
-    return x
-  return _pad_impl(x, np.asarray(fill, x.dtype), padding_config=config)
-
-
-def _offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
-  """For each window element, in row-major window order, the strided slice of
-  the base that holds that element of every window (one per output)."""
-  for k in itertools.product(*map(range, window_dimensions)):
-    yield tuple(slice(i * wd, i * wd + (n - 1) * s + 1, s)
-                for i, wd, s, n in zip(k, window_dilation, window_strides, out_shape))
-
-
-def _max(a, b):
-  out = np.maximum(a, b)
-  if dtypes.issubdtype(out.dtype, np.floating):   # XLA: -0.0 < +0.0
-    out = np.where((a == 0) & (b == 0), np.where(np.signbit(a), b, a), out)
-  return out
-
-
-def _min(a, b):
-  out = np.minimum(a, b)
-  if dtypes.issubdtype(out.dtype, np.floating):
-    out = np.where((a == 0) & (b == 0), np.where(np.signbit(a), a, b), out)
-  return out
-
-
-def _fold(xs, inits, step, window_dimensions, window_strides, padding, base_dilation,
-          window_dilation, skip_padding=False):
-  """Folds every window of the arrays ``xs`` with ``step(accs, elems) -> accs``
-  starting from ``inits``.  With ``skip_padding`` the padding and dilation
-  holes are left out of the fold, as XLA does (for a monoid's identity it
-  makes no difference)."""
-  out_shape = reduce_window_shape_tuple(xs[0].shape, window_dimensions, window_strides,
-                                        padding, base_dilation, window_dilation)
-  accs = [np.full(out_shape, init, x.dtype) for x, init in zip(xs, inits)]
-  if not all(out_shape):
-    return accs
-  bases = [_base(x, init, padding, base_dilation) for x, init in zip(xs, inits)]
-  real = None
-  if skip_padding and bases[0] is not xs[0]:
-    real = _base(np.ones(xs[0].shape, bool), False, padding, base_dilation)
-  with np.errstate(all="ignore"):
-    for sl in _offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
-      new = step(accs, [b[sl] for b in bases])
-      accs = new if real is None else [np.where(real[sl], n, a) for n, a in zip(new, accs)]
-  return accs
-
-
 # -- the monoid primitives -----------------------------------------------------------
 
-def _monoid_primitive(name, op, identity, check=None):
+def _monoid_primitive(name, op, identity, check=None, fast=None):
 
   def abstract_eval(operand, **params):
     if check is not None:
@@ -152,6 +79,10 @@ def _monoid_primitive(name, op, identity, check=None):
     return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
   def impl(x, **params):
+    if fast is not None:
+      out = _fast_extremum(x, fast, **params)
+      if out is not None:
+        return out
     init = identity(x.dtype)
     out, = _fold([x], [init], lambda accs, xs: [op(accs[0], xs[0])], **params)
     return out
@@ -169,8 +100,8 @@ def _check_number(operand):
 
 reduce_window_sum_p = _monoid_primitive("reduce_window_sum", np.add, lambda d: 0,
                                         _check_number)
-reduce_window_max_p = _monoid_primitive("reduce_window_max", _max, _lowest)
-reduce_window_min_p = _monoid_primitive("reduce_window_min", _min, _highest)
+reduce_window_max_p = _monoid_primitive("reduce_window_max", _max, _lowest, fast=np.maximum)
+reduce_window_min_p = _monoid_primitive("reduce_window_min", _min, _highest, fast=np.minimum)
 
 
 def _insert(values, dim, value):
@@ -325,13 +256,16 @@ def _gather_abstract_eval(tangents, operand, *, select_prim, **params):
 def _gather_impl(tangents, operand, *, select_prim, **params):
   # XLA's variadic reduce_window over (key, tangent) pairs from (fill, 0):
   # the accumulator keeps its pair while select(acc, x) holds.
+  fill = _select_fill(select_prim, operand.dtype)
+  out = _fast_gather(tangents, operand, select_prim, fill, **params)
+  if out is not None:
+    return out
   select = select_prim.impl
 
   def step(accs, elems):
     keep = select(accs[0], elems[0])
     return [np.where(keep, a, e) for a, e in zip(accs, elems)]
 
-  fill = _select_fill(select_prim, operand.dtype)
   _, out = _fold([operand, tangents], [fill, 0], step, skip_padding=True, **params)
   return out
 
@@ -406,18 +340,22 @@ def _scatter_impl(source, operand, *, select_prim, window_dimensions, window_str
   slices = list(_offset_slices(source.shape, window_dimensions, window_strides, ones))
   out = np.zeros(base.shape, source.dtype)
   if source.size:
-    with np.errstate(invalid="ignore"):
-      best, pick = base[slices[0]], np.zeros(source.shape, np.int64)
-      for j, sl in enumerate(slices[1:], start=1):
-        keep = select_prim.impl(best, base[sl])
-        best = np.where(keep, best, base[sl])
-        pick = np.where(keep, pick, j)
+    masks = _selected(base, slices, select_prim)
     add = np.logical_or if source.dtype == np.bool_ else np.add
     zero = np.zeros((), source.dtype)
-    # Reverse window order adds each element's contributions in the order of
-    # the windows (row-major), as XLA's loop over the source does.
-    for j in reversed(range(len(slices))):
-      out[slices[j]] = add(out[slices[j]], np.where(pick == j, source, zero))
+    if all(s >= w for s, w in zip(window_strides, window_dimensions)):
+      # Windows do not overlap: each element gets at most one value (0 + v,
+      # which turns -0.0 into +0.0 as XLA's sum does).
+      value = add(zero, source)
+      for mask, sl in zip(masks, slices):
+        out[sl] = _where_zero(mask, value)
+    else:
+      # Reverse window order adds each element's contributions in the order
+      # of the windows (row-major), as XLA's loop over the source does.
+      for mask, sl in zip(reversed(masks), reversed(slices)):
+        out[sl] = add(out[sl], _where_zero(mask, source))
+  if not any(lo or hi for lo, hi in padding):
+    return out
   unpad = tuple((-lo, -hi, 0) for lo, hi in padding)
   return _pad_impl(out, np.zeros((), source.dtype), padding_config=unpad)
 
