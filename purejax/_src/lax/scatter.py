@@ -144,8 +144,22 @@ def _ufunc_impl(ufunc):
     positions, values = _placed(operand, indices, updates, dimension_numbers, mode)
     with np.errstate(all="ignore"):
       ufunc.at(out.reshape(-1), positions, values)
+    if ufunc in (np.maximum, np.minimum) and out.dtype.kind == "f":
+      _order_signed_zeros(out.reshape(-1), operand.reshape(-1), positions, values,
+                          ufunc is np.maximum)
     return out
   return impl
+
+
+def _order_signed_zeros(out, operand, positions, values, is_max):
+  """lax.max/min order -0.0 below +0.0 (NumPy's keep either on a tie): a
+  zero result of max is +0.0 when any value folded into it was +0.0, of min
+  -0.0 when any was -0.0."""
+  wanted_sign = not is_max   # the sign bit of the zero that wins
+  hit = (operand == 0) & (np.signbit(operand) == wanted_sign)
+  np.logical_or.at(hit, positions, (values == 0) & (np.signbit(values) == wanted_sign))
+  fix = hit & (out == 0)
+  out[fix] = -0.0 if wanted_sign else 0.0
 
 
 def _occurrences(positions):

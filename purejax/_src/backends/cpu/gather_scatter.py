@@ -124,13 +124,15 @@ def emit_gather(step, fn):
 
 
 def _combine(name, dtype, old, new):
-  """The scatter's update of ``old`` by ``new``, as NumPy's ufunc computes it."""
+  """The scatter's update of ``old`` by ``new``, as the impl computes it."""
   if name == "scatter":
     return new
   if name in ("scatter-min", "scatter-max"):
-    op = "<=" if name == "scatter-min" else ">="
-    nan = f"{old} != {old} || " if dtype.kind == "f" else ""
-    return f"(({nan}{old} {op} {new}) ? {old} : {new})"
+    which = "min" if name == "scatter-min" else "max"
+    if dtype.kind == "f":   # lax's: NaN propagates, -0.0 orders below +0.0
+      return f"pj_{which}{'f' if dtype == np.float32 else ''}({old}, {new})"
+    op = "<=" if which == "min" else ">="
+    return f"(({old} {op} {new}) ? {old} : {new})"
   op = {"scatter-add": "+", "scatter-sub": "-", "scatter-mul": "*"}[name]
   if dtype.kind == "f":
     return f"({old} {op} {new})"
