@@ -33,7 +33,8 @@ def _block_size(count, threads):
   every thread gets as many), a multiple of 8 lanes wide."""
   blocks = -(-count // _MAX_BLOCK)
   blocks = -(-blocks // threads) * threads
-  return min(count, max(8, -(-count // blocks + 7) // 8 * 8))
+  width = -(-count // blocks)
+  return min(count, max(8, -(-width // 8) * 8))
 
 
 def build_kernel(plan, group, name, num_threads=0, openmp=True):

@@ -35,6 +35,9 @@ CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "stop_gradient", "add",
                          "lt", "le", "gt", "ge", "and", "or", "xor", "not", "abs", "square",
                          "sign", "floor", "ceil"})
 _VIEW_COST_LIMIT = 6   # cheap operations a view may recompute
+# A computed view at most this many times smaller than a kernel reading it
+# (broadcast) is stored once before that kernel rather than recomputed.
+_HOIST_RATIO = 8
 REDUCTIONS = frozenset({"reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
                         "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin"})
 # Views a host step needs are made by NumPy (these are free there); the
@@ -314,9 +317,12 @@ class _Planner:
       if reader is None or reader is _OUTPUT or reader is _NATIVE:
         by_numpy = not self.native_only and reader is not _NATIVE
         self._materialize_view(v, close=reader is not _OUTPUT, by_numpy=by_numpy)
-      else:
-        for s in self.view_sources(v):
-          self.touch(s, reader)
+      elif (self.view_cost.get(v, 0) and
+            _size(v.aval) * _HOIST_RATIO <= int(np.prod(reader.shape, dtype=np.int64))):
+        self._materialize_before(v, reader)
+      else:   # inlined: its operands are read (views among them may be hoisted)
+        for u in self.views[v].invars:
+          self.touch(u, reader)
       return
     g = self.owner.get(v)
     if g is not None and g is not reader:
@@ -324,6 +330,22 @@ class _Planner:
         g.outputs.append(v)
       if reader is not _OUTPUT:   # outputs are read after every step
         g.open = False
+
+  def _materialize_before(self, v, reader):
+    """Stores view ``v``, much smaller than group ``reader`` that reads it
+    broadcast, in a kernel run just before ``reader``: computing it once
+    beats recomputing it at every point of ``reader``'s loops."""
+    done = self.materialized.get(v)
+    if done is not None:
+      if type(done) is Group:
+        done.open = False
+      return
+    g = self.materialized[v] = Group(tuple(v.aval.shape))
+    self.steps.insert(self.steps.index(reader), g)
+    g.outputs.append(v)
+    for s in self.view_sources(v):
+      self.touch(s, g)
+    g.open = False
 
   def _materialize_view(self, v, close, by_numpy):
     """Stores view ``v`` (for a host or native step, which closes its group,
