@@ -10,7 +10,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import source_info
 from purejax._src import tree_util
-from purejax._src.array import Array, wrap_numpy
+from purejax._src.array import Array, dense_value, wrap_numpy
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
@@ -273,7 +273,7 @@ class JitWrapped:
         entry = self._fast.get(tuple(avals))
         if entry is not None and entry[0] == _config_epoch:
           _, run, consts, aval, out_avals, out_tree, _ = entry
-          outs = run(*consts, *[x._value for x in args])
+          outs = run(*consts, *[dense_value(x) for x in args])
           if aval is not None:   # one array out
             return wrap_numpy(outs[0], aval)
           return out_tree.unflatten([wrap_numpy(v, a) for v, a in zip(outs, out_avals)])
@@ -309,7 +309,7 @@ class JitWrapped:
     _, run, consts, aval, out_avals, out_tree, convs = entry
     vals = []
     for x, convert in zip(args, convs):
-      v = x._value if convert is None else convert(x)
+      v = dense_value(x) if convert is None else convert(x)
       if v is None:
         return _MISS
       vals.append(v)
@@ -407,7 +407,7 @@ def _scalar_arg(dtype):
 
 
 def _run_compiled(traced, inputs):
-  vals = [x._value if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
+  vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
   results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   if config.jax_debug_nans or config.jax_debug_infs:

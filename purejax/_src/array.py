@@ -166,6 +166,19 @@ def _rebuild(value, weak_type):
 _new = object.__new__
 
 
+def dense_value(x):
+  """Array ``x``'s NumPy value, C-contiguous: a strided view (an eager
+  broadcast or transpose) is replaced by a dense copy once, rather than
+  copied by compiled code on every call it is passed to."""
+  v = x._value
+  if v.flags.c_contiguous:
+    return v
+  v = np.ascontiguousarray(v)
+  v.setflags(write=False)
+  x._value = v
+  return v
+
+
 def wrap_numpy(value, aval):
   """An Array of the NumPy value ``value``, converted to ``aval``'s dtype."""
   if type(value) is not np.ndarray or value.dtype != aval.dtype:
