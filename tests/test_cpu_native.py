@@ -277,3 +277,15 @@ def test_concatenate_and_stack_compile():
                        jnp.concatenate([a, a], axis=0), jnp.stack([a[:, 0], c[:, 1]], -1))
   plan = _run_both(f, a, b, c)
   assert "concatenate" in _native_names(plan)
+
+
+def test_strided_arrays_are_made_dense_once_for_compiled_calls():
+  x = jnp.zeros((64, 32))   # an eager broadcast: a strided view
+  y = jnp.ones((32, 64)).T
+  f = jax.jit(lambda a, b: a + b * 2.0)
+  with config.override("purejax_compile_sync", True):
+    out = f(x, y)
+    out = f(x, y)
+  np.testing.assert_array_equal(np.asarray(out), np.full((64, 32), 2.0, np.float32))
+  assert x._value.flags.c_contiguous and y._value.flags.c_contiguous
+  np.testing.assert_array_equal(np.asarray(y), np.ones((64, 32), np.float32))
