@@ -255,7 +255,8 @@ def test_a_failing_build_in_the_background_falls_back(monkeypatch, where, error)
     monkeypatch.setattr(executable, "compile_jaxpr", _raise(error))
   x = np.linspace(-2, 2, 9).astype(np.float32)
   jaxpr = purejax.make_jaxpr(lambda x: jnp.sin(x) * 2 + x)(x).jaxpr
-  with config.override("purejax_backend", "cpu"), warnings.catch_warnings():
+  with config.override("purejax_backend", "cpu"), config.override(
+      "purejax_compile_sync", False), warnings.catch_warnings():
     warnings.simplefilter("ignore")
     exe = backends.compile_jaxpr(jaxpr, "cpu")   # tiered: NumPy first, C later
     first = exe(x)[0]

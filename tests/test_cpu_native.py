@@ -29,7 +29,7 @@ def _native_names(plan):
   return names
 
 
-def _run_both(f, *args):
+def _run_both(f, *args, rtol=2e-6, atol=1e-6):
   with config.override("purejax_backend", "numpy"):
     want = jax.jit(f)(*args)
   with config.override("purejax_backend", "cpu"), config.override("purejax_compile_sync", True):
@@ -39,7 +39,7 @@ def _run_both(f, *args):
     w, g = np.asarray(w), np.asarray(g)
     assert w.dtype == g.dtype and w.shape == g.shape
     if w.dtype.kind == "f":
-      np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+      np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
     else:
       np.testing.assert_array_equal(g, w)
   return plan
@@ -289,3 +289,36 @@ def test_strided_arrays_are_made_dense_once_for_compiled_calls():
   np.testing.assert_array_equal(np.asarray(out), np.full((64, 32), 2.0, np.float32))
   assert x._value.flags.c_contiguous and y._value.flags.c_contiguous
   np.testing.assert_array_equal(np.asarray(y), np.ones((64, 32), np.float32))
+
+
+@needs_blas
+@pytest.mark.parametrize("lhs_shape,rhs_shape,dims,kw", [
+    ((2, 9, 9, 3), (3, 3, 3, 4), ("NHWC", "HWIO", "NHWC"), dict(padding="SAME")),
+    ((2, 3, 9, 9), (4, 3, 3, 3), ("NCHW", "OIHW", "NCHW"), dict(padding="VALID")),
+    ((2, 3, 10, 8), (4, 3, 3, 2), ("NCHW", "OIHW", "NHWC"),
+     dict(padding=((2, 1), (0, -1)), window_strides=(2, 1), rhs_dilation=(2, 3))),
+    ((3, 11, 5), (3, 5, 6), ("NWC", "WIO", "NCW"), dict(padding=((1, 3),), window_strides=(3,))),
+    ((1, 4, 4, 4, 2), (2, 2, 2, 2, 3), ("NDHWC", "DHWIO", "NDHWC"), dict(padding="SAME")),
+])
+def test_convolutions_run_natively(lhs_shape, rhs_shape, dims, kw):
+  x, w = _f32(*lhs_shape), _f32(*rhs_shape)
+  strides = kw.pop("window_strides", (1,) * (len(lhs_shape) - 2))
+  f = lambda x, w: lax.conv_general_dilated(x, w, strides, dimension_numbers=dims, **kw)
+  # Sums of products in another order: rounding-level differences.
+  plan = _run_both(lambda x, w: f(x, w) * 2.0, x, w, rtol=1e-5, atol=1e-5)
+  assert "conv_general_dilated" in _native_names(plan)
+  # Its gradients are convolutions with permuted dimension numbers.
+  plan = _run_both(jax.grad(lambda x, w: (f(x, w) ** 2).sum(), argnums=(0, 1)), x, w,
+                   rtol=1e-5, atol=1e-4)
+  assert "conv_general_dilated" in _native_names(plan)
+
+
+def test_grouped_and_input_dilated_convolutions_stay_on_numpy():
+  x, w = _f32(2, 4, 7, 7), _f32(6, 2, 3, 3)
+  plan = _run_both(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                                         feature_group_count=2), x, w)
+  assert "conv_general_dilated" not in _native_names(plan)
+  plan = _run_both(lambda x, w: lax.conv_general_dilated(
+      x, jnp.concatenate([w[:, :2], w[:, :2]], 1), (1, 1), ((1, 1), (1, 1)),
+      lhs_dilation=(2, 2)), x, w)
+  assert "conv_general_dilated" not in _native_names(plan)

@@ -415,7 +415,8 @@ def test_convolve_jaxpr_matches_jax(jax, op):
 def test_convolve_grad_vmap_jit(op):
   f = lambda a, v: getattr(jnp, op)(a, v, mode="full")
   a, v = _rand((6,), np.float32, 1), _rand((3,), np.float32, 2)
-  check_grads(f, (a, v), order=1, modes=("fwd", "rev"))
+  # Bilinear, so wide central differences are exact up to float32 rounding.
+  check_grads(f, (a, v), order=1, modes=("fwd", "rev"), eps=0.1)
   np.testing.assert_allclose(purejax.jit(f)(a, v), f(a, v), rtol=1e-6)
   vs = np.stack([v, 2 * v, -v])
   np.testing.assert_allclose(purejax.vmap(f, (None, 0))(a, vs),

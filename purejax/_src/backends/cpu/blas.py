@@ -8,6 +8,8 @@ has to be found at link time.  Without SciPy, ``dot_general`` runs on NumPy.
 import ctypes
 import functools
 
+import numpy as np
+
 # Fortran BLAS, every argument by reference; SciPy's BLAS takes 32-bit ints.
 # OpenBLAS's own threads busy-wait after a call and then fight the OpenMP
 # threads of the next kernel for the cores, so products run on OpenMP
@@ -123,6 +125,37 @@ def _thread_control():
       continue
     return ctypes.cast(fn, ctypes.c_void_p).value or 0
   return 0
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_threads_setter():
+  """NumPy's OpenBLAS's per-thread thread count setter, or None."""
+  import glob
+  import os
+  libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+  for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*.so*"))):
+    try:
+      fn = ctypes.CDLL(path).openblas_set_num_threads_local
+    except (OSError, AttributeError):
+      continue
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+    return fn
+  return None
+
+
+class numpy_single_threaded:
+  """Runs NumPy's matrix products in the calling thread only, for a host
+  step between compiled kernels: OpenBLAS's threads busy-wait after a
+  product and would take the cores from the next kernel's threads."""
+  __slots__ = ("_saved",)
+
+  def __enter__(self):
+    setter = _numpy_threads_setter()
+    self._saved = setter(1) if setter is not None else None
+
+  def __exit__(self, *exc):
+    if self._saved is not None:
+      _numpy_threads_setter()(self._saved)
 
 
 def available():

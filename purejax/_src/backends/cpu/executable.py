@@ -21,6 +21,8 @@ from purejax._src.jaxpr import Literal
 # differently from NumPy's two operations; the kernels call fma explicitly
 # where they want it.
 EXTRA_FLAGS = ("-ffp-contract=off",)
+# Host steps whose NumPy implementation is mostly matrix products.
+_BLAS_HOST_PRIMS = frozenset({"conv_general_dilated", "dot_general"})
 _warned = set()
 
 
@@ -96,7 +98,12 @@ def _runner(plan, segments, lib, source):
           _call_segment(step, env)
           continue
         prim, params, vals, literal, outs = step
-        out = prim.impl(*[x if lit else env[x] for x, lit in zip(vals, literal)], **params)
+        args = [x if lit else env[x] for x, lit in zip(vals, literal)]
+        if prim.name in _BLAS_HOST_PRIMS:
+          with blas.numpy_single_threaded():
+            out = prim.impl(*args, **params)
+        else:
+          out = prim.impl(*args, **params)
         if prim.multiple_results:
           for var, val in zip(outs, out):
             env[var] = _as_dtype(val, var.aval.dtype)

@@ -1,7 +1,8 @@
 """Equations compiled to C that are not loop kernels ("native steps"):
 matrix products through BLAS, dynamic slices, updates and concatenation as
 row copies,
-gathers and scatters (``gather_scatter``), and ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
+gathers and scatters (``gather_scatter``), convolutions (``conv``), and
+``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
 A control-flow equation is native only when each of its bodies compiles
@@ -16,7 +17,7 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import blas, codegen_ops, gather_scatter
+from purejax._src.backends.cpu import blas, codegen_ops, conv, gather_scatter
 from purejax._src.jaxpr import Literal
 
 _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
@@ -54,6 +55,8 @@ def analyze(eqn):
     return None if layout is None else NativeStep(eqn, layout=layout)
   if name in ("dynamic_slice", "dynamic_update_slice", "concatenate"):
     return NativeStep(eqn)
+  if name == "conv_general_dilated":
+    return NativeStep(eqn) if conv.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
     return NativeStep(eqn) if gather_scatter.supported(eqn) else None
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
@@ -309,6 +312,7 @@ _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "dynamic_update_slice": _emit_dynamic_update_slice,
              "concatenate": _emit_concatenate,
              "gather": gather_scatter.emit_gather,
+             "conv_general_dilated": conv.emit,
              **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS}}
 
 

@@ -155,9 +155,13 @@ class _Function:
 
   def scratch(self, v):
     """A new buffer shaped like ``v``, alive for the whole function."""
+    return self.scratch_buffer(codegen_ops.ctype(v.aval.dtype),
+                               int(np.prod(v.aval.shape, dtype=np.int64)))
+
+  def scratch_buffer(self, ctype, count):
+    """A new buffer of ``count`` ``ctype`` values, alive for the whole function."""
     name = f"s{len(self.scratches)}"
-    self.scratches.append((name, codegen_ops.ctype(v.aval.dtype),
-                           int(np.prod(v.aval.shape, dtype=np.int64))))
+    self.scratches.append((name, ctype, count))
     return name
 
   def subfunction(self, plan):
@@ -181,14 +185,64 @@ class _Function:
     self.unit.uses_blas |= self.uses_blas
     buffers = [(name, codegen_ops.ctype(v.aval.dtype), int(np.prod(v.aval.shape, dtype=np.int64)))
                for v, name in self.temps.items()] + self.scratches
+    name = signature.split("(")[0].split()[-1]
     out = [signature + " {", "  int rc = 1;"]
     out += ["  " + d for d in self.literals]
-    out += [f"  {ct}* {name} = ({ct}*)malloc({max(1, n)} * sizeof({ct}));"
-            for name, ct, n in buffers]
-    if buffers:
-      out.append(f"  if ({' || '.join('!' + name for name, _, _ in buffers)}) goto done;")
+    arena = _Arena(name, buffers)
+    out += ["  " + line for line in arena.acquire()]
     out += ["  " + line for line in self.lines]
     out += ["  rc = 0;", "done:"]
-    out += [f"  free({name});" for name, _, _ in buffers]
+    out += ["  " + line for line in arena.release()]
     out += ["  return rc;", "}", ""]
-    return "\n".join(out)
+    return "\n".join(arena.statics() + out)
+
+
+_SIZES = {"float": 4, "double": 8, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2,
+          "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
+# A function keeps its scratch memory between calls up to this size: fresh
+# large allocations are fresh pages, and faulting them in costs more than
+# the computation of many kernels.
+_KEEP_BYTES = 32 << 20
+
+
+class _Arena:
+  """A function's temporary buffers carved from one block, kept for the
+  next call (when small enough and not in use by a concurrent call)."""
+
+  def __init__(self, name, buffers):
+    self.name, self.buffers = name, buffers
+    self.offsets, total = [], 0
+    for _, ct, n in buffers:
+      self.offsets.append(total)
+      total += -(-max(1, n) * _SIZES[ct] // 64) * 64
+    self.total = total
+    self.keep = 0 < total <= _KEEP_BYTES
+
+  def statics(self):
+    if not self.keep:
+      return []
+    return [f"static char* {self.name}_arena;",
+            f"static volatile char {self.name}_busy;"]
+
+  def acquire(self):
+    if not self.buffers:
+      return []
+    lines = ["char* arena = 0;"]
+    if self.keep:
+      # One call at a time reuses the kept block; a concurrent one allocates.
+      lines += [f"const int own = !__atomic_test_and_set(&{self.name}_busy, __ATOMIC_ACQUIRE);",
+                f"if (own) arena = {self.name}_arena;"]
+    lines += [f"if (!arena) arena = (char*)malloc({self.total});", "if (!arena) goto done;"]
+    if self.keep:
+      lines.append(f"if (own) {self.name}_arena = arena;")
+    lines += [f"{ct}* {name} = ({ct}*)(arena + {off});"
+              for (name, ct, _), off in zip(self.buffers, self.offsets)]
+    return lines
+
+  def release(self):
+    if not self.buffers:
+      return []
+    if not self.keep:
+      return ["free(arena);"]
+    return [f"if (own) __atomic_clear(&{self.name}_busy, __ATOMIC_RELEASE);",
+            "else free(arena);"]
