@@ -81,6 +81,25 @@ def _window_offsets(window, xstrides, kept, other_strides):
   return lines
 
 
+def _row_window_loops(body, rows, batch_shape, other_batch_strides, shape, window, kept,
+                      other_window_strides, statement):
+  """The loops over index rows and their windows: ``body`` (the row's
+  starts, bounds handling) then, per window element, ``statement`` with
+  ``xoff`` the operand offset and ``yoff`` the other array's."""
+  xstrides = _strides(shape)
+  bstrides = _strides(batch_shape)
+  body = list(body) + ["int64_t base = 0, ybase = 0;"]
+  body += [f"base += st[{d}] * {xstrides[d]};" for d in range(len(shape))]
+  body += [f"ybase += (r / {bstrides[j]}) % {n} * {other_batch_strides[j]};"
+           for j, n in enumerate(batch_shape)]
+  body.append(f"for (int64_t w = 0; w < {_prod(window)}; w++) {{")
+  inner = ["int64_t xoff = base, yoff = ybase;"]
+  inner += _window_offsets(window, xstrides, kept, other_window_strides)
+  inner.append(statement)
+  body += ["  " + s for s in inner] + ["}"]
+  return [f"for (int64_t r = 0; r < {rows}; r++) {{"] + ["  " + s for s in body] + ["}"]
+
+
 def emit_gather(step, fn):
   eqn, p = step.eqn, step.eqn.params
   dn = p["dimension_numbers"]
@@ -95,7 +114,6 @@ def emit_gather(step, fn):
   kept = [d for d in range(rank) if d not in dropped]
   ostrides = _strides(out.aval.shape)
   batch_out = [d for d in range(out.aval.ndim) if d not in dn.offset_dims]
-  bstrides = _strides(batch_shape)
   fill = "0"
   check = p["mode"] == GatherScatterMode.FILL_OR_DROP
   if check:
@@ -103,23 +121,14 @@ def emit_gather(step, fn):
       value = np.array(p["fill_value"] if p["fill_value"] is not None else 0).astype(dtype)
     fill = codegen_ops.literal(value[()], dtype)
   xs, ys = f"((const {ct}*){fn.ptr(x)})", f"(({ct}*){fn.ptr(out)})"
-  lines = [f"for (int64_t r = 0; r < {_prod(batch_shape)}; r++) {{"]
   body = _row_starts(fn, indices, rank, dn.start_index_map, dn.operand_batching_dims,
                      dn.start_indices_batching_dims)
   body.append(f"const int ok = {_in_bounds(shape, window, dn.start_index_map) if check else 1};")
   body += _clamp(shape, window)
-  xstrides = _strides(shape)
-  body.append("int64_t base = 0, obase = 0;")
-  body += [f"base += st[{d}] * {xstrides[d]};" for d in range(rank)]
-  body += [f"obase += (r / {bstrides[j]}) % {n} * {ostrides[batch_out[j]]};"
-           for j, n in enumerate(batch_shape)]
-  body.append(f"for (int64_t w = 0; w < {_prod(window)}; w++) {{")
-  inner = ["int64_t xoff = base, yoff = obase;"]
-  inner += _window_offsets(window, xstrides, kept,
-                           [ostrides[dn.offset_dims[i]] for i in range(len(kept))])
-  inner.append(f"{ys}[yoff] = ok ? {xs}[xoff] : {fill};")
-  body += ["  " + s for s in inner] + ["}"]
-  lines += ["  " + s for s in body] + ["}"]
+  lines = _row_window_loops(body, _prod(batch_shape), batch_shape,
+                            [ostrides[d] for d in batch_out], shape, window, kept,
+                            [ostrides[dn.offset_dims[i]] for i in range(len(kept))],
+                            f"{ys}[yoff] = ok ? {xs}[xoff] : {fill};")
   fn.lines += ["{ /* gather */"] + ["  " + s for s in lines] + ["}"]
 
 
@@ -157,12 +166,9 @@ def emit_scatter(step, fn):
   ustrides = _strides(ushape)
   scatter_axes = [d for d in range(len(ushape)) if d not in dn.update_window_dims]
   batch_shape = indices.aval.shape[:-1]
-  bstrides = _strides(batch_shape)
-  xstrides = _strides(shape)
   us, ys = f"((const {ct}*){fn.ptr(updates)})", f"(({ct}*){fn.ptr(out)})"
   nbytes = _prod(shape) * dtype.itemsize
-  lines = [f"memcpy({fn.ptr(out)}, {fn.ptr(x)}, {nbytes});",
-           f"for (int64_t r = 0; r < {_prod(batch_shape)}; r++) {{"]
+  lines = [f"memcpy({fn.ptr(out)}, {fn.ptr(x)}, {nbytes});"]
   body = _row_starts(fn, indices, rank, dn.scatter_dims_to_operand_dims,
                      dn.operand_batching_dims, dn.scatter_indices_batching_dims)
   if p["mode"] == GatherScatterMode.CLIP:
@@ -170,15 +176,9 @@ def emit_scatter(step, fn):
   else:
     body.append(f"if (!({_in_bounds(shape, window, dn.scatter_dims_to_operand_dims)})) "
                 "continue;")
-  body.append("int64_t base = 0, ubase = 0;")
-  body += [f"base += st[{d}] * {xstrides[d]};" for d in range(rank)]
-  body += [f"ubase += (r / {bstrides[j]}) % {n} * {ustrides[scatter_axes[j]]};"
-           for j, n in enumerate(batch_shape)]
-  body.append(f"for (int64_t w = 0; w < {_prod(window)}; w++) {{")
-  inner = ["int64_t xoff = base, yoff = ubase;"]
-  inner += _window_offsets(window, xstrides, kept,
-                           [ustrides[dn.update_window_dims[i]] for i in range(len(kept))])
-  inner.append(f"{ys}[xoff] = {_combine(eqn.primitive.name, dtype, f'{ys}[xoff]', f'{us}[yoff]')};")
-  body += ["  " + s for s in inner] + ["}"]
-  lines += ["  " + s for s in body] + ["}"]
+  update = _combine(eqn.primitive.name, dtype, f"{ys}[xoff]", f"{us}[yoff]")
+  lines.extend(_row_window_loops(
+      body, _prod(batch_shape), batch_shape, [ustrides[a] for a in scatter_axes], shape,
+      window, kept, [ustrides[dn.update_window_dims[i]] for i in range(len(kept))],
+      f"{ys}[xoff] = {update};"))
   fn.lines += [f"{{ /* {eqn.primitive.name} */"] + ["  " + s for s in lines] + ["}"]
