@@ -322,3 +322,24 @@ def test_grouped_and_input_dilated_convolutions_stay_on_numpy():
       x, jnp.concatenate([w[:, :2], w[:, :2]], 1), (1, 1), ((1, 1), (1, 1)),
       lhs_dilation=(2, 2)), x, w)
   assert "conv_general_dilated" not in _native_names(plan)
+
+
+def test_kept_scratch_memory_is_released_with_the_executable(monkeypatch):
+  import gc
+  import weakref
+  from purejax._src.backends.cpu import executable
+  made, finalize = [], weakref.finalize
+
+  def recording_finalize(obj, fn):
+    made.append(finalize(obj, fn))
+    return made[-1]
+  monkeypatch.setattr(executable.weakref, "finalize", recording_finalize)
+  closed = jax.make_jaxpr(lambda a, b: jnp.tanh(a @ b) @ b)(_f32(64, 64), _f32(64, 64))
+  run = executable.compile_jaxpr(closed.jaxpr)
+  assert "pj_release" in run.source and "_arena" in run.source
+  x = np.ones((64, 64), np.float32)
+  np.testing.assert_allclose(run(x, x)[0], run(x, x)[0])
+  assert len(made) == 1 and made[0].alive
+  del run
+  gc.collect()
+  assert not made[0].alive

@@ -9,6 +9,7 @@ executable instead: compiling never makes a program fail.
 import ctypes
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -56,7 +57,13 @@ def compile_jaxpr(jaxpr):
     _warn_once(str(e).splitlines()[0] if str(e) else type(e).__name__)
     return numpy_backend.compile_jaxpr(jaxpr)
   blas.link(lib)
-  return _runner(plan, segments, lib, source)
+  run = _runner(plan, segments, lib, source)
+  # The library stays loaded; the scratch memory its functions keep is
+  # given back when the executable is collected.
+  release = lib.pj_release
+  release.restype, release.argtypes = None, []
+  weakref.finalize(run, release)
+  return run
 
 
 class _SegmentCall:

@@ -53,6 +53,7 @@ class _Unit:
     self.functions = []
     self.bodies = 0
     self.uses_blas = False
+    self.kept_arenas = []
 
   def kernel(self, plan, group):
     k = self.kernels.get(group)
@@ -76,7 +77,9 @@ class _Unit:
     head = [prelude.PRELUDE, "#include <string.h>", prelude.vector_math_declarations()]
     if self.uses_blas:
       head.append(blas.C_DECLARATIONS)
-    return "\n".join(head + self.functions)
+    # Frees the memory functions keep between calls (when the executable goes).
+    release = ["void pj_release(void) {"] + [f"  free({a}); {a} = 0;" for a in self.kept_arenas]
+    return "\n".join(head + self.functions + release + ["}", ""])
 
 
 def _reads(unit, plan, step):
@@ -189,6 +192,8 @@ class _Function:
     out = [signature + " {", "  int rc = 1;"]
     out += ["  " + d for d in self.literals]
     arena = _Arena(name, buffers)
+    if arena.keep:
+      self.unit.kept_arenas.append(f"{name}_arena")
     out += ["  " + line for line in arena.acquire()]
     out += ["  " + line for line in self.lines]
     out += ["  rc = 0;", "done:"]
