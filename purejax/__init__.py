@@ -42,6 +42,13 @@ from purejax import ad_checkpoint
 from purejax import custom_derivatives
 from purejax import test_util
 
+# [debugging area]
+# [end debugging area]
+# [nans area]
+# [end nans area]
+# [runtime area]
+# [end runtime area]
+
 __version__ = "0.1.0"
 
 
