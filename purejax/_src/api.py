@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from purejax._src import core
+from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.array import Array, dense_value, wrap_numpy
@@ -389,7 +390,7 @@ def _fast_call(traced, args):
   out_avals, out_tree = traced.jaxpr.out_avals, traced.out_tree
   single = out_tree.num_leaves == 1 and out_tree.node_data() is None
   # A stale epoch (never current) keeps debug-checked calls on the slow path.
-  epoch = -1 if config.jax_debug_nans or config.jax_debug_infs else _config_epoch
+  epoch = -1 if _debug_nans.enabled else _config_epoch
   # Every argument is a leaf here: one aval each.
   convs = [None if type(x) is Array else _scalar_arg(a.dtype)
            for x, a in zip(args, traced.in_avals)]
@@ -410,9 +411,8 @@ def _run_compiled(traced, inputs):
   vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
   results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
-  if config.jax_debug_nans or config.jax_debug_infs:
-    from purejax._src.interpreters.dispatch import check_special
-    check_special("jit", results)
+  if _debug_nans.enabled:   # a module global: no flag lookup per call
+    _debug_nans.check_jit(traced.jaxpr, vals, [r._value for r in results])
   return results
 
 

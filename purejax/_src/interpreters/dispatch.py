@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from purejax._src import core, fp_errors
+from purejax._src import core, debug_nans, fp_errors
 from purejax._src.array import Array, wrap_numpy
 from purejax._src.config import config
 
@@ -68,20 +68,15 @@ def apply_primitive(primitive, args, params):
   else:
     results = wrap_numpy(out, out_avals)
   if _debug_special:
-    check_special(primitive.name, results if primitive.multiple_results else [results])
+    check_special(primitive.name, results if primitive.multiple_results else [results],
+                  vals, primitive, params)
   return results
 
 
-def check_special(name, arrays):
-  """``jax_debug_nans`` / ``jax_debug_infs``: fail on the op that made one."""
-  for x in arrays:
-    value = x._value
-    if not np.issubdtype(value.dtype, np.inexact):
-      continue
-    if config.jax_debug_nans and np.isnan(value).any():
-      raise FloatingPointError(f"invalid value (nan) encountered in {name}")
-    if config.jax_debug_infs and np.isinf(value).any():
-      raise FloatingPointError(f"invalid value (inf) encountered in {name}")
+def check_special(name, arrays, operands=(), primitive=None, params=None):
+  """``jax_debug_nans`` / ``jax_debug_infs``: fail on the op that made one
+  (``operands``: its NumPy inputs, named in the message)."""
+  debug_nans.check_eager(name, operands, [x._value for x in arrays], primitive, params)
 
 
 # ---------------------------------------------------------------------------
@@ -128,7 +123,7 @@ def eager_binary(make_plan):
     finally:
       _restore(token)
     if _debug_special:
-      check_special(name, [out])
+      check_special(name, [out], (xv, yv))
     return out
 
   return fast
@@ -176,7 +171,7 @@ def eager_unary(make_plan):
     finally:
       _restore(token)
     if _debug_special:
-      check_special(name, [out])
+      check_special(name, [out], (x._value,))
     return out
 
   return fast
