@@ -43,6 +43,9 @@ from purejax import custom_derivatives
 from purejax import test_util
 
 # [debugging area]
+from purejax import debug
+from purejax import experimental
+from purejax._src.callbacks import pure_callback
 # [end debugging area]
 # [nans area]
 # [end nans area]

@@ -275,3 +275,22 @@ def _substitute(jaxpr, mapping):
   sub = lambda v: mapping.get(v, v) if type(v) is not Literal else v
   eqns = [e.replace(invars=[sub(v) for v in e.invars]) for e in jaxpr.eqns]
   return Jaxpr([], [sub(v) for v in jaxpr.invars], [sub(v) for v in jaxpr.outvars], eqns)
+
+
+# ---------------------------------------------------------------------------
+# Effects: a primitive with ``effectful = True`` (debug callbacks, io_callback)
+# must run even when nothing uses its outputs, so code that skips binding an
+# equation or a sub-jaxpr whose results are unused asks this first.
+
+def jaxpr_has_effects(jaxpr):
+  """Whether ``jaxpr`` (or a jaxpr in its equations' params) has an
+  effectful equation."""
+  inner = getattr(jaxpr, "jaxpr", jaxpr)
+  for eqn in inner.eqns:
+    if getattr(eqn.primitive, "effectful", False):
+      return True
+    for value in eqn.params.values():
+      for sub in value if isinstance(value, (tuple, list)) else (value,):
+        if hasattr(getattr(sub, "jaxpr", sub), "eqns") and jaxpr_has_effects(sub):
+          return True
+  return False

@@ -185,7 +185,7 @@ def _cond_partial_eval(trace, args, params):
                                                     pe._always_saveable)
   n_known = sum(out_known)
   known_outs = []
-  if n_known or slots:
+  if n_known or slots or any(pe.jaxpr_has_effects(b) for b in known):
     with core.set_current_trace(trace.parent):
       known_outs = cond_p.bind(index, *[x for x, k in zip(ops, ops_known) if k], branches=known)
   residuals = known_outs[n_known:]
@@ -386,7 +386,8 @@ def _bind_forwarding(index, operands, branches):
     return cond_p.bind(index, *operands, branches=tuple(branches))
   pruned = tuple(ClosedJaxpr(Jaxpr([], b.jaxpr.invars, [v for v, k in zip(b.jaxpr.outvars, keep) if k],
                                    b.jaxpr.eqns), []) for b in branches)
-  outs = iter(cond_p.bind(index, *operands, branches=pruned) if any(keep) else [])
+  effects = any(pe.jaxpr_has_effects(b) for b in branches)   # never dropped
+  outs = iter(cond_p.bind(index, *operands, branches=pruned) if any(keep) or effects else [])
   return [next(outs) if k is None else _as_array(operands[k]) for k in positions]
 
 

@@ -1,0 +1,7 @@
+"""Debugging inside transformed code: ``print``, ``callback``, ``breakpoint``
+(as ``jax.debug``)."""
+from purejax._src.debugging import breakpoint  # noqa: A004
+from purejax._src.debugging import debug_callback as callback
+from purejax._src.debugging import debug_print as print  # noqa: A004
+
+__all__ = ["breakpoint", "callback", "print"]
