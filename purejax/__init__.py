@@ -14,8 +14,7 @@ from purejax._src.config import (
     debug_infs, debug_nans, default_matmul_precision, enable_checks, enable_x64,
     numpy_dtype_promotion, numpy_rank_promotion)
 from purejax._src.api import (
-    ShapeDtypeStruct, block_until_ready, device_get, device_put, disable_jit,
-    eval_shape, jit, make_jaxpr)
+    ShapeDtypeStruct, block_until_ready, disable_jit, eval_shape, jit, make_jaxpr)
 from purejax._src.ad_api import (
     grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
     value_and_grad, vjp)
@@ -50,6 +49,9 @@ from purejax._src.callbacks import pure_callback
 # [nans area]
 # [end nans area]
 # [runtime area]
+from purejax._src.devices import (
+    Device, SingleDeviceSharding, device_get, device_put)
+from purejax._src.naming import ensure_compile_time_eval, named_call, named_scope
 # [end runtime area]
 
 __version__ = "0.1.0"

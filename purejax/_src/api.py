@@ -496,28 +496,6 @@ def eval_shape(fun, *args, **kwargs):
   return jit(fun).eval_shape(*args, **kwargs)
 
 
-# ---------------------------------------------------------------------------
-# Moving data
-
-def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-  """Puts every leaf of ``x`` on the (single CPU) device as an Array."""
-  return tree_util.tree_map(_put_leaf, x)
-
-
-def _put_leaf(x):
-  if isinstance(x, core.Tracer):
-    return x
-  if type(x) is Array:
-    return x
-  aval = core.get_aval(x)
-  return wrap_numpy(np.array(x, dtype=aval.dtype), aval)
-
-
-def device_get(x):
-  """Every Array leaf of ``x`` as a NumPy array."""
-  return tree_util.tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
-
-
 def block_until_ready(x):
   """Waits for every array in ``x`` (purejax computes synchronously)."""
   if type(x) is Array:   # the common case, without flattening

@@ -47,7 +47,17 @@ class _Flag:
     if self.kind is int:
       return int(value)
     if self.choices is not None and value not in self.choices:
-      raise ValueError(f"{self.name} must be one of {self.choices}, got {value!r}")
+      if value is None and self.default is None:
+        return value
+      if self.name == "jax_numpy_dtype_promotion":   # an Enum-typed flag in JAX
+        if isinstance(value, str):
+          raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
+        raise TypeError("new enum value must be an instance of <enum 'NumpyDtypePromotion'>, "
+                        f"got {value} of type {type(value)}.")
+      # JAX's enum-flag message
+      allowed = ("None or in " if self.default is None else "in ") + str(list(self.choices))
+      raise ValueError(f"new enum value must be {allowed}, got {value} of type "
+                       f"{type(value)}.")
     return value
 
 
@@ -152,7 +162,13 @@ config.define("jax_numpy_rank_promotion", "allow", kind=str,
               choices=("allow", "warn", "raise"), help="Implicit rank promotion.")
 config.define("jax_numpy_dtype_promotion", "standard", kind=str,
               choices=("standard", "strict"), help="Dtype promotion mode.")
-config.define("jax_default_matmul_precision", None, kind=str, help="Matmul precision.")
+config.define("jax_default_matmul_precision", None, kind=str, help="Matmul precision.",
+              choices=("default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+                       "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+                       "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32",
+                       "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3",
+                       "BF16_BF16_F32_X6", "BF16_BF16_F32_X9", "TF32_TF32_F32",
+                       "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"))
 config.define("jax_high_dynamic_range_gumbel", False,
               help="gumbel draws two samples per value by default.")
 config.define("jax_softmax_custom_jvp", False,

@@ -680,10 +680,22 @@ def _lattice_result(dtypes, weaks, mode, x64):
   if all(weaks) and mode == "standard":
     # All weak: join the concrete types, then keep the result weak.  This
     # gives e.g. a weak uint8 plus a weak uint16 an unsigned result.
-    node = _least_upper_bound([_node(dt) for dt in dtypes], mode, x64)
+    node = _join_as_jax([_node(dt) for dt in dtypes], mode, x64)
     return _DTYPE_OF_NODE[node], True
-  node = _least_upper_bound([_node(dt, w) for dt, w in zip(dtypes, weaks)], mode, x64)
+  node = _join_as_jax([_node(dt, w) for dt, w in zip(dtypes, weaks)], mode, x64)
   return _DTYPE_OF_NODE[node], node in _WEAK_NODES
+
+
+def _join_as_jax(nodes, mode, x64):
+  """``_least_upper_bound``; on failure the error lists the inputs in the
+  order JAX's set of (dtype or Python type) objects iterates them."""
+  try:
+    return _least_upper_bound(nodes, mode, x64)
+  except TypePromotionError:
+    objects = {}
+    for n in nodes:
+      objects.setdefault(_WEAK_NODE_TYPES[n] if n in _WEAK_NODES else _DTYPE_OF_NODE[n], n)
+    raise _promotion_error([objects[o] for o in set(objects)], mode) from None
 
 
 _result_cache = {}

@@ -11,6 +11,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.config import config
 from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.convert import _convert_impl
@@ -61,10 +62,18 @@ def _one_precision(p, whole):
   raise _precision_error(whole)
 
 
+# jax_default_matmul_precision's names for a precision (its DotAlgorithmPreset
+# names are accepted by the flag but not recorded in jaxprs here).
+_DEFAULT_PRECISIONS = {"default": "DEFAULT", "bfloat16": "DEFAULT", "high": "HIGH",
+                       "tensorfloat32": "HIGH", "highest": "HIGHEST", "float32": "HIGHEST"}
+
+
 def canonicalize_precision(precision):
-  """None, or a pair of Precision values (lhs, rhs)."""
+  """None, or a pair of Precision values (lhs, rhs); None takes
+  ``jax_default_matmul_precision`` when it is set."""
   if precision is None:
-    return None
+    name = _DEFAULT_PRECISIONS.get(config.jax_default_matmul_precision)
+    return None if name is None else (Precision[name], Precision[name])
   if isinstance(precision, (Precision, str)):
     p = _one_precision(precision, precision)
     return (p, p)

@@ -142,18 +142,22 @@ def expand_dims_at(x, axes):
 
 
 def _rank_promotion_check(fun_name, shapes):
+  """jax_numpy_rank_promotion: "warn" warns, "raise" raises (JAX's texts)."""
   mode = config.jax_numpy_rank_promotion
   if mode == "allow":
     return
-  msg = ("Following NumPy automatic rank promotion for {} on shapes {}. Set the "
-         "jax_numpy_rank_promotion config option to 'allow' to disable this message; "
-         "for more information, see "
-         "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
-  text = msg.format(fun_name, " ".join(str(s) for s in shapes))
+  shapes_text = " ".join(str(s) for s in shapes)
   if mode == "warn":
-    warnings.warn(text, stacklevel=4)
+    warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+                  f"{shapes_text}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                  "to disable this warning; for more information, see "
+                  "https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+                  stacklevel=dtypes._caller_stacklevel())
   else:
-    raise ValueError(text)
+    raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes "
+                     f"{shapes_text} and with the config option "
+                     "jax_numpy_rank_promotion='raise'. For more information, see "
+                     "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
 
 
 def promote_shapes(fun_name, *args):

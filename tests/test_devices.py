@@ -1,0 +1,150 @@
+"""Devices, device_put / device_get, Array.device, JAX_PLATFORMS."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import purejax
+import purejax.numpy as jnp
+from purejax._src.config import config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_device_object():
+  d = purejax.devices()[0]
+  assert isinstance(d, purejax.Device)
+  assert repr(d) == "CpuDevice(id=0)"
+  assert str(d) == "cpu:0"
+  assert (d.id, d.platform, d.device_kind, d.process_index, d.host_id) == (0, "cpu", "cpu", 0, 0)
+  assert d.local_hardware_id == 0
+  assert d == purejax.local_devices()[0] and hash(d) == hash(purejax.devices("cpu")[0])
+
+
+def test_device_counts_and_backend():
+  assert purejax.devices() == purejax.local_devices() == purejax.devices("cpu")
+  assert purejax.device_count() == purejax.local_device_count() == 1
+  assert purejax.default_backend() == "cpu"
+  assert purejax.process_index() == 0 and purejax.process_count() == 1
+
+
+@pytest.mark.parametrize("backend, message", [
+    ("gpu", "Unknown backend: 'gpu' requested, but no platforms that are instances of gpu "
+            "are present. Platforms present are: cpu"),
+    ("foo", "Unknown backend foo. Available backends are ['cpu']"),
+])
+def test_unknown_backend(backend, message):
+  with pytest.raises(RuntimeError) as info:
+    purejax.devices(backend)
+  assert str(info.value) == message
+
+
+def test_unknown_backend_matches_jax():
+  jax = pytest.importorskip("jax")
+  for backend in ("gpu", "foo"):
+    with pytest.raises(RuntimeError) as ours:
+      purejax.devices(backend)
+    with pytest.raises(RuntimeError) as theirs:
+      jax.devices(backend)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_array_device():
+  x = jnp.arange(3.0)
+  assert x.device == purejax.devices()[0]
+  assert x.devices() == {purejax.devices()[0]}
+
+
+@pytest.mark.parametrize("value, dtype, weak", [
+    (np.arange(3), np.int32, False),
+    (np.arange(3.0), np.float32, False),
+    (1.0, np.float32, True),
+    (2, np.int32, True),
+    (np.float16(1), np.float16, False),
+])
+def test_device_put_leaf(value, dtype, weak):
+  for target in (None, purejax.devices()[0], purejax.SingleDeviceSharding(purejax.devices()[0])):
+    out = purejax.device_put(value, target)
+    assert isinstance(out, purejax.Array)
+    assert out.dtype == dtype and out.weak_type == weak
+    np.testing.assert_array_equal(out, np.asarray(value, dtype))
+
+
+def test_device_put_tree_and_prefix():
+  d = purejax.devices()[0]
+  out = purejax.device_put({"a": 1, "b": np.ones(2)}, {"a": d, "b": None})
+  assert isinstance(out["a"], purejax.Array) and out["a"].weak_type
+  assert out["b"].dtype == np.float32
+  x = jnp.ones(2)
+  assert purejax.device_put(x) is x   # nothing moves on one device
+
+
+def test_device_put_bad_target():
+  with pytest.raises(ValueError, match="only accepts `None`, `jax.sharding.Sharding`, "
+                     "`jax.Device`.*Received invalid value: cpu"):
+    purejax.device_put(jnp.ones(2), "cpu")
+  d = purejax.devices()[0]
+  with pytest.raises(ValueError, match="device_put device specification must be a tree "
+                     "prefix of the corresponding value"):
+    purejax.device_put((1.0, 2.0), (d, d, d))
+
+
+def test_single_device_sharding():
+  d = purejax.devices()[0]
+  s = purejax.SingleDeviceSharding(d)
+  assert repr(s) == "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+  assert s.device_set == {d} and s.num_devices == 1 and s.memory_kind == "device"
+  assert s == purejax.SingleDeviceSharding(d) and hash(s) == hash(purejax.SingleDeviceSharding(d))
+
+
+def test_device_put_staged_under_jit():
+  d = purejax.devices()[0]
+  f = lambda x, y: purejax.device_put((x, y), (d, None))
+  text = str(purejax.make_jaxpr(f)(1.0, 2))
+  assert "device_put" in text
+  assert "devices=(CpuDevice(id=0), None)" in text
+  assert "copy_semantics=(ArrayCopySemantics.REUSE_INPUT, ArrayCopySemantics.REUSE_INPUT)" in text
+  g = lambda x: purejax.device_put(x, d) * 2.0
+  assert float(purejax.jit(g)(1.5)) == 3.0
+  assert float(purejax.grad(g)(1.5)) == 2.0
+  np.testing.assert_array_equal(purejax.vmap(g)(jnp.arange(3.0)), [0.0, 2.0, 4.0])
+
+
+def test_device_put_copy_semantics_param():
+  text = str(purejax.make_jaxpr(lambda x: purejax.device_put(x, may_alias=False))(1.0))
+  assert "ArrayCopySemantics.ALWAYS_COPY" in text
+  text = str(purejax.make_jaxpr(lambda x: purejax.device_put(x, donate=True))(1.0))
+  assert "ArrayCopySemantics.DONATE_INPUT" in text
+
+
+def test_device_get():
+  x = jnp.arange(3.0)
+  out = purejax.device_get({"a": x, "b": 1})
+  assert type(out["a"]) is np.ndarray and out["a"].dtype == np.float32
+  assert out["b"] == 1
+  assert type(purejax.device_get(1.0)) is float
+
+
+def test_jax_platforms_flag():
+  with config.override("jax_platforms", "cpu"):
+    assert purejax.devices() == [purejax.Device(0)]
+  with config.override("jax_platforms", "cuda"):
+    with pytest.raises(RuntimeError, match="Unable to initialize backend 'cuda'"):
+      purejax.devices()
+    with pytest.raises(RuntimeError, match="Unable to initialize backend 'cuda'"):
+      purejax.default_backend()
+
+
+def test_jax_platforms_env_var():
+  code = ("import purejax, purejax.numpy as jnp\n"
+          "print(purejax.devices(), purejax.default_backend(), jnp.ones(2).sum())\n")
+  env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.split() == ["[CpuDevice(id=0)]", "cpu", "2.0"]
+  env["JAX_PLATFORMS"] = "tpu"
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+  assert out.returncode != 0
+  assert "RuntimeError: Unable to initialize backend 'tpu'" in out.stderr
