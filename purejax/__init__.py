@@ -52,6 +52,7 @@ from purejax._src.callbacks import pure_callback
 from purejax._src.devices import (
     Device, SingleDeviceSharding, device_get, device_put)
 from purejax._src.naming import ensure_compile_time_eval, named_call, named_scope
+from purejax import sharding
 # [end runtime area]
 
 __version__ = "0.1.0"

@@ -148,3 +148,20 @@ def test_jax_platforms_env_var():
   out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
   assert out.returncode != 0
   assert "RuntimeError: Unable to initialize backend 'tpu'" in out.stderr
+
+
+def test_array_sharding_and_the_sharding_module():
+  x = jnp.ones(3)
+  assert x.sharding == purejax.sharding.SingleDeviceSharding(purejax.devices()[0])
+  assert repr(x.sharding) == "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+
+
+def test_shape_dtype_struct_as_jax():
+  s = purejax.ShapeDtypeStruct((2, 3), jnp.float32)
+  assert len(s) == 2 and s.update(shape=(4,)) == purejax.ShapeDtypeStruct((4,), jnp.float32)
+  assert jnp.zeros_like(s).shape == (2, 3) and jnp.full_like(s, 2).dtype == jnp.float32
+  assert jnp.ones_like(s, dtype=jnp.int32).dtype == jnp.int32
+  with pytest.raises(ValueError, match="dtype must be specified"):
+    purejax.ShapeDtypeStruct((2,), None)
+  with pytest.raises(TypeError, match="unsized"):
+    len(purejax.ShapeDtypeStruct((), jnp.int32))

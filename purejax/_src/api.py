@@ -467,6 +467,8 @@ class ShapeDtypeStruct:
   __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
   def __init__(self, shape, dtype, weak_type=False, sharding=None):
+    if dtype is None:
+      raise ValueError("ShapeDtypeStruct: dtype must be specified.")
     self.shape = tuple(shape)
     self.dtype = np.dtype(dtype)
     self.weak_type = weak_type
@@ -474,6 +476,18 @@ class ShapeDtypeStruct:
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape)))
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def update(self, **kwargs):
+    """A copy with the given fields (shape, dtype, weak_type, sharding) replaced."""
+    fields = dict(shape=self.shape, dtype=self.dtype, weak_type=self.weak_type,
+                  sharding=self.sharding)
+    fields.update(kwargs)
+    return ShapeDtypeStruct(**fields)
 
   @property
   def aval(self):

@@ -128,6 +128,10 @@ class Array(core.ArrayBase):
     return {_devices.CPU}
 
   @property
+  def sharding(self):
+    return _devices.SingleDeviceSharding(_devices.CPU)
+
+  @property
   def committed(self):
     return False
 

@@ -14,7 +14,7 @@ import numpy as np
 from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
-from purejax._src.api import jit
+from purejax._src.api import ShapeDtypeStruct, jit
 from purejax._src.array import wrap_numpy
 from purejax._src.vmap import vmap
 from purejax._src.numpy import ufuncs
@@ -179,10 +179,17 @@ def full(shape, fill_value, dtype=None, *, device=None):
   return util.broadcast_to(asarray(fill_value, dtype=requested), shape)
 
 
+def _is_shape_dtype_struct(a):
+  return isinstance(a, ShapeDtypeStruct)
+
+
 def _like(fun_name, a, fill_value, dtype, shape):
-  util.check_arraylike(fun_name, a)
+  if _is_shape_dtype_struct(a):   # stands in for an array, as in JAX
+    aval = a.aval
+  else:
+    util.check_arraylike(fun_name, a)
+    aval = util.aval_of(a)
   requested = dtypes.canonicalize_user_dtype(dtype, fun_name)
-  aval = util.aval_of(a)
   shape = aval.shape if shape is None else util.canonicalize_shape(shape)
   dt = requested if requested is not None else aval.dtype
   if util.ndim(fill_value) == 0:
@@ -203,7 +210,8 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
-  util.check_arraylike("full_like", a, fill_value)
+  util.check_arraylike("full_like", *([fill_value] if _is_shape_dtype_struct(a)
+                                      else [a, fill_value]))
   return _like("full_like", a, fill_value, dtype, shape)
 
 
