@@ -11,7 +11,8 @@ from purejax._src import core
 from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
-from purejax._src.array import Array, dense_value, wrap_numpy
+from purejax._src import async_dispatch
+from purejax._src.array import Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
@@ -167,7 +168,7 @@ class _Traced:
   """A traced call: its closed jaxpr (consts hoisted to leading inputs),
   the constant values, and the output tree."""
   __slots__ = ("jaxpr", "consts", "out_tree", "in_avals", "closes_over_tracers",
-               "_executable")
+               "_executable", "_large")
 
   def __init__(self, jaxpr, consts, out_tree, in_avals):
     self.jaxpr = jaxpr
@@ -176,6 +177,13 @@ class _Traced:
     self.in_avals = in_avals
     self.closes_over_tracers = any(isinstance(c, core.Tracer) for c in consts)
     self._executable = None
+    self._large = None
+
+  def runs_async(self):
+    """Whether calls are dispatched asynchronously (large computations)."""
+    if self._large is None:
+      self._large = async_dispatch.is_large(self.jaxpr)
+    return self._large and not _debug_nans.enabled
 
   def executable(self):
     backend = config.backend_key()   # the backend flags may change between calls
@@ -289,6 +297,7 @@ class JitWrapped:
     if core.current_trace() is core.eval_trace:
       outs = _run_compiled(traced, inputs)
       if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+          and not traced.runs_async()
           and all(type(x) is Array or type(x) in _SCALAR_ARGS for x in args)):
         key = tuple([x.aval if type(x) is Array else type(x) for x in args])
         self._fast[key] = _fast_call(traced, args)
@@ -408,6 +417,12 @@ def _scalar_arg(dtype):
 
 
 def _run_compiled(traced, inputs):
+  if traced.runs_async():
+    vals = [pending_or_dense(x) if type(x) is Array else core.concrete_numpy_value(x)
+            for x in inputs]
+    avals = traced.jaxpr.out_avals
+    pending = async_dispatch.dispatch(traced.executable(), vals, [a.dtype for a in avals])
+    return [wrap_pending(p, a) for p, a in zip(pending, avals)]
   vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
   results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]

@@ -8,6 +8,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import devices as _devices
+from purejax._src.async_dispatch import Pending
 
 _IMMUTABLE_MESSAGE = (
     "JAX arrays are immutable and do not support in-place item assignment. "
@@ -23,12 +24,21 @@ class Array(core.ArrayBase):
   """A concrete array.  Create one with ``jnp.array`` or ``device_put``."""
   # _python_scalar: set on weak scalars made from a Python number, which a
   # traced jaxpr prints as written (see jaxpr.literal_value).
-  __slots__ = ("_value", "aval", "_python_scalar", "__weakref__")
+  # _v: the NumPy value, or an async_dispatch.Pending until it is computed;
+  # read it through ``_value``, which waits.
+  __slots__ = ("_v", "aval", "_python_scalar", "__weakref__")
 
   def __init__(self, value, weak_type=False):
     value = np.asarray(value)
     aval = core.ShapedArray(value.shape, value.dtype, weak_type)
     _init(self, value, aval)
+
+  @property
+  def _value(self):
+    v = self._v
+    if type(v) is Pending:
+      v = self._v = v.resolve()
+    return v
 
   shape = property(lambda self: self.aval.shape)
   dtype = property(lambda self: self.aval.dtype)
@@ -109,16 +119,18 @@ class Array(core.ArrayBase):
       return format(self._value[()], spec)
     return format(self._value, spec)
 
-  # -- devices and asynchrony (purejax computes synchronously) ---------------
+  # -- devices and asynchrony --------------------------------------------------
 
   def block_until_ready(self):
+    self._value   # waits for a pending value (and raises its computation's error)
     return self
 
   def copy_to_host_async(self):
     pass
 
   def is_ready(self):
-    return True
+    v = self._v
+    return type(v) is not Pending or v.done()
 
   @property
   def device(self):
@@ -159,7 +171,7 @@ class Array(core.ArrayBase):
 
 def _init(array, value, aval):
   value.flags.writeable = False
-  array._value = value
+  array._v = value
   array.aval = aval
 
 
@@ -179,8 +191,23 @@ def dense_value(x):
     return v
   v = np.ascontiguousarray(v)
   v.setflags(write=False)
-  x._value = v
+  x._v = v
   return v
+
+
+def pending_or_dense(x):
+  """What a dispatched computation takes for Array ``x``: its pending value
+  as it is (the worker resolves it), else ``dense_value(x)``."""
+  v = x._v
+  return v if type(v) is Pending else dense_value(x)
+
+
+def wrap_pending(pending, aval):
+  """An Array whose value ``pending`` is still being computed."""
+  out = _new(Array)
+  out._v = pending
+  out.aval = aval
+  return out
 
 
 def wrap_numpy(value, aval):
@@ -189,7 +216,7 @@ def wrap_numpy(value, aval):
     value = np.asarray(value, dtype=aval.dtype)
   value.setflags(write=False)   # cheaper than reading .flags first (hot path)
   out = _new(Array)
-  out._value = value
+  out._v = value
   out.aval = aval
   return out
 

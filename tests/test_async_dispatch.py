@@ -1,0 +1,78 @@
+"""Asynchronous dispatch: large jitted computations run on a worker thread
+and return Arrays whose values are pending until read."""
+import threading
+
+import numpy as np
+import pytest
+
+import purejax as jax
+import purejax.numpy as jnp
+from purejax import lax
+
+
+def _gated(event):
+  """A jitted loop whose first iteration waits for ``event`` (a loop makes
+  it large enough to be dispatched asynchronously)."""
+  def wait(v):
+    assert event.wait(30)
+    return v
+
+  def body(i, a):
+    return jax.pure_callback(wait, jax.ShapeDtypeStruct(a.shape, a.dtype), a) * 2.0
+  return jax.jit(lambda x: lax.fori_loop(0, 3, body, x))
+
+
+def test_a_large_call_returns_before_its_value_is_computed():
+  event = threading.Event()
+  f = _gated(event)
+  out = f(jnp.ones((2, 3)))
+  assert not out.is_ready()
+  assert out.shape == (2, 3) and out.dtype == jnp.float32   # known without waiting
+  event.set()
+  assert out.block_until_ready() is out and out.is_ready()
+  np.testing.assert_array_equal(np.asarray(out), np.full((2, 3), 8.0, np.float32))
+
+
+def test_reading_a_pending_value_waits_and_chains_keep_program_order():
+  event = threading.Event()
+  f = _gated(event)
+  a = f(jnp.ones(4))
+  b = f(a)                 # dispatched with a pending input
+  assert not a.is_ready() and not b.is_ready()
+  event.set()
+  c = a + 1.0              # an eager op waits for a
+  np.testing.assert_array_equal(np.asarray(c), np.full(4, 9.0, np.float32))
+  np.testing.assert_array_equal(np.asarray(jax.block_until_ready(b)), np.full(4, 64.0))
+  assert float(b[0]) == 64.0 and str(a) == "[8. 8. 8. 8.]"
+
+
+def test_errors_surface_at_the_first_wait():
+  def boom(v):
+    raise ValueError("from the callback")
+
+  f = jax.jit(lambda x: lax.fori_loop(
+      0, 2, lambda i, a: jax.pure_callback(boom, jax.ShapeDtypeStruct(a.shape, a.dtype), a), x))
+  out = f(jnp.ones(3))
+  with pytest.raises(ValueError, match="from the callback"):
+    out.block_until_ready()
+  with pytest.raises(ValueError, match="from the callback"):
+    np.asarray(out)
+
+
+def test_small_calls_run_synchronously():
+  out = jax.jit(lambda x: x * 2.0 + 1.0)(jnp.ones(8))
+  assert out.is_ready()
+  assert type(out._v) is np.ndarray
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_worker():
+  import os
+  f = jax.jit(lambda x: lax.fori_loop(0, 3, lambda i, a: a * 2.0, x))
+  f(jnp.ones(2)).block_until_ready()   # the parent's worker exists
+  pid = os.fork()
+  if pid == 0:   # the child: a dispatch must complete, not hang
+    ok = float(f(jnp.ones(2))[0]) == 8.0
+    os._exit(0 if ok else 1)
+  _, status = os.waitpid(pid, 0)
+  assert os.WEXITSTATUS(status) == 0
