@@ -165,3 +165,12 @@ def test_shape_dtype_struct_as_jax():
     purejax.ShapeDtypeStruct((2,), None)
   with pytest.raises(TypeError, match="unsized"):
     len(purejax.ShapeDtypeStruct((), jnp.int32))
+
+
+def test_device_put_transposes_back_to_its_source():
+  f = lambda x: purejax.device_put(x, purejax.devices()[0]).sum()
+  eqn = purejax.make_jaxpr(purejax.grad(f))(jnp.ones(2)).eqns[-1]
+  assert eqn.primitive.name == "device_put"
+  assert eqn.params["devices"] == (None,) and eqn.params["srcs"] == (purejax.devices()[0],)
+  assert str(eqn.params["copy_semantics"]) == "(ArrayCopySemantics.ALWAYS_COPY,)"
+  np.testing.assert_array_equal(purejax.grad(f)(jnp.ones(2)), np.ones(2))

@@ -11,6 +11,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.devices import ArrayCopySemantics
 from purejax._src import tree_util
 from purejax._src.errors import UnexpectedTracerError
 from purejax._src.interpreters import ad
@@ -256,7 +257,13 @@ device_put_p = standard_primitive(
     multiple_results=True)
 device_put_p.c_code = None
 device_put_p.batch = _identity_batch(device_put_p)
-ad.deflinear(device_put_p, lambda cts, *xs, **params: device_put_p.bind(*cts, **params))
+def _device_put_transpose(cts, *xs, devices, srcs, copy_semantics):
+  # Cotangents go back from where the values were put to where they came from.
+  return device_put_p.bind(*cts, devices=srcs, srcs=devices,
+                           copy_semantics=(ArrayCopySemantics.ALWAYS_COPY,) * len(cts))
+
+
+ad.deflinear(device_put_p, _device_put_transpose)
 
 sharding_constraint_p = standard_primitive(
     "sharding_constraint", lambda x, **_: x, lambda x, **_: x)
