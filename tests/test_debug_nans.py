@@ -199,8 +199,7 @@ def test_backward_pass_names_the_transposed_primitive(nans, jitted):
   msg = str(info.value)
   assert re.match(r"invalid value \(nan\) encountered in \w+", msg)
   assert "in the backward pass: the transpose of " in msg
-  if not jitted:   # re-traced jaxprs (jit's JVP) lose the original line for now
-    assert f"traced at {_HERE}:{_line('bwd-sqrt')}" in msg
+  assert f"traced at {_HERE}:{_line('bwd-sqrt')}" in msg   # re-traced jaxprs keep it
   assert f"from line {_HERE}:{_line('bwd-call')}" in msg
 
 

@@ -143,13 +143,25 @@ def eval_jaxpr(jaxpr, consts, *args):
     raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
   for v, x in zip(jaxpr.invars, args):
     env[v] = x
-  for eqn in jaxpr.eqns:
-    outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-    if not eqn.primitive.multiple_results:
-      outs = (outs,)
-    for v, x in zip(eqn.outvars, outs):
-      env[v] = x
+  global replayed_source_info
+  outer = replayed_source_info
+  try:
+    for eqn in jaxpr.eqns:
+      # Equations traced from this one keep the user's line it came from.
+      replayed_source_info = eqn.source_info or outer
+      outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+      if not eqn.primitive.multiple_results:
+        outs = (outs,)
+      for v, x in zip(eqn.outvars, outs):
+        env[v] = x
+  finally:
+    replayed_source_info = outer
   return [read(v) for v in jaxpr.outvars]
+
+
+# The source of the equation ``eval_jaxpr`` is binding (None outside it): a
+# jaxpr re-traced into a transformation keeps its equations' user lines.
+replayed_source_info = None
 
 
 def jaxpr_as_fun(closed_jaxpr):

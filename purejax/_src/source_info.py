@@ -2,6 +2,7 @@
 import os
 import sys
 
+from purejax._src import jaxpr as _jaxpr
 from purejax._src.jaxpr import SourceInfo
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,6 +20,8 @@ def user_frame():
 
 
 def current_source_info():
+  if _jaxpr.replayed_source_info is not None:
+    return _jaxpr.replayed_source_info
   frame = user_frame()
   if frame is None:
     return None
