@@ -76,3 +76,12 @@ def test_a_forked_child_starts_its_own_worker():
     os._exit(0 if ok else 1)
   _, status = os.waitpid(pid, 0)
   assert os.WEXITSTATUS(status) == 0
+
+
+def test_the_block_until_ready_function_waits_for_a_lone_array_and_trees():
+  event = threading.Event()
+  f = _gated(event)
+  out, tree = f(jnp.ones(2)), {"a": [f(jnp.ones(3))]}
+  threading.Timer(0.2, event.set).start()
+  assert jax.block_until_ready(out) is out and out.is_ready()
+  assert jax.block_until_ready(tree) is tree and tree["a"][0].is_ready()

@@ -526,9 +526,10 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def block_until_ready(x):
-  """Waits for every array in ``x`` (purejax computes synchronously)."""
+  """Waits for every array in ``x`` (those of asynchronously dispatched
+  computations); raises the error a computation raised."""
   if type(x) is Array:   # the common case, without flattening
-    return x
+    return x.block_until_ready()
   for leaf in tree_util.tree_leaves(x):
     if hasattr(leaf, "block_until_ready"):
       leaf.block_until_ready()
