@@ -13,6 +13,7 @@ order, directly in the output when that is its layout.
 import numpy as np
 
 from purejax._src.backends.cpu import blas, codegen_ops
+from purejax._src.backends.cpu.indexing import strides
 
 _BLOCK_BYTES = 8 << 20
 _DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
@@ -33,19 +34,11 @@ def _prod(xs):
   return int(np.prod(xs, dtype=np.int64))
 
 
-def _strides(shape):
-  out, acc = [], 1
-  for d in reversed(shape):
-    out.append(acc)
-    acc *= d
-  return out[::-1]
-
-
 def _permuted_copy(lines, dst, src, sizes, src_strides, parallel):
   """Nested loops copying ``src`` (read with ``src_strides`` per dst dim)
   into the row-major ``dst`` of shape ``sizes``."""
   n = len(sizes)
-  dst_strides = _strides(sizes)
+  dst_strides = strides(sizes)
   if parallel and n:
     lines.append("#pragma omp parallel for")
   for k in range(n):
@@ -61,10 +54,10 @@ def _in_order(fn, lines, v, order, parallel):
   if order == list(range(len(order))):
     return fn.ptr(v)
   shape = v.aval.shape
-  strides = _strides(shape)
+  steps = strides(shape)
   buf = fn.scratch_buffer(codegen_ops.ctype(v.aval.dtype), _prod(shape))
   _permuted_copy(lines, buf, fn.ptr(v), [shape[d] for d in order],
-                 [strides[d] for d in order], parallel)
+                 [steps[d] for d in order], parallel)
   return buf
 
 
@@ -99,8 +92,8 @@ def emit(step, fn):
   cols_buf = fn.scratch_buffer(ct, block * cols)
   direct = [ob] + osp + [of] == list(range(len(oshape)))
   res = fn.ptr(out) if direct else fn.scratch_buffer(ct, _prod(oshape))
-  xs = _strides([batch] + in_sp + [cin])
-  osz = _strides([batch] + out_sp)
+  xs = strides([batch] + in_sp + [cin])
+  osz = strides([batch] + out_sp)
   lines.append(f"for (int64_t r0 = 0; r0 < {rows}; r0 += {block}) {{")
   lines.append(f"  const int64_t nr = {rows} - r0 < {block} ? {rows} - r0 : {block};")
   if big:
@@ -116,7 +109,7 @@ def emit(step, fn):
     body.append(f"const int64_t x{k} = o{k} * {stride} - {lo} + w{k} * {dil};")
   inside = " && ".join(f"x{k} >= 0 && x{k} < {in_sp[k]}" for k in range(nsp)) or "1"
   src = " + ".join([f"b * {xs[0]}"] + [f"x{k} * {xs[k + 1]}" for k in range(nsp)])
-  wpos = " + ".join(f"w{k} * {_strides(win)[k]}" for k in range(nsp)) or "0"
+  wpos = " + ".join(f"w{k} * {strides(win)[k]}" for k in range(nsp)) or "0"
   body.append(f"{ct}* run = dst + ({wpos}) * {cin};")
   body.append(f"if ({inside}) memcpy(run, {xc} + {src}, {cin * size});")
   body.append(f"else memset(run, 0, {cin * size});")
@@ -126,7 +119,7 @@ def emit(step, fn):
                f"{res} + r0 * {cout}, {threads});")
   lines.append("}")
   if not direct:   # (batch, spatial..., feature) into the output's layout
-    os_ = _strides(oshape)
+    os_ = strides(oshape)
     sizes = [batch] + out_sp + [cout]
     n = len(sizes)
     if _prod(oshape) >= 1 << 15:
@@ -135,7 +128,7 @@ def emit(step, fn):
       lines.append(f"for (int64_t i{k} = 0; i{k} < {sizes[k]}; i{k}++)")
     dst_strides = [os_[ob]] + [os_[d] for d in osp] + [os_[of]]
     d = " + ".join(f"i{k} * {dst_strides[k]}" for k in range(n))
-    s = " + ".join(f"i{k} * {st}" for k, st in enumerate(_strides(sizes)))
+    s = " + ".join(f"i{k} * {st}" for k, st in enumerate(strides(sizes)))
     lines.append(f"  {fn.ptr(out)}[{d}] = {res}[{s}];")
   fn.lines += ["{ /* conv_general_dilated */"] + ["  " + s for s in lines] + ["}"]
   fn.uses_blas = True

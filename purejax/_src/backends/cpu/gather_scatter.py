@@ -8,6 +8,7 @@ so repeated positions combine exactly as NumPy's ``ufunc.at`` does.
 import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops
+from purejax._src.backends.cpu.indexing import strides
 from purejax._src.lax.gather import GatherScatterMode
 
 SCATTERS = ("scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min",
@@ -25,14 +26,6 @@ def supported(eqn):
   return name in SCATTERS and np.dtype(eqn.outvars[0].aval.dtype) != np.bool_
 
 
-def _strides(shape):
-  out, acc = [], 1
-  for d in reversed(shape):
-    out.append(acc)
-    acc *= d
-  return out[::-1]
-
-
 def _prod(xs):
   return int(np.prod(xs, dtype=np.int64))
 
@@ -42,7 +35,7 @@ def _row_starts(fn, indices, rank, index_map, operand_batching, indices_batching
   every operand dim."""
   batch_shape = indices.aval.shape[:-1]
   nidx = indices.aval.shape[-1]
-  bstrides = _strides(batch_shape)
+  bstrides = strides(batch_shape)
   ct = codegen_ops.ctype(indices.aval.dtype)
   lines = [f"int64_t st[{max(1, rank)}] = {{0}};"]
   lines += [f"st[{d}] = (int64_t)((const {ct}*){fn.ptr(indices)})[r * {nidx} + {j}];"
@@ -86,8 +79,8 @@ def _row_window_loops(body, rows, batch_shape, other_batch_strides, shape, windo
   """The loops over index rows and their windows: ``body`` (the row's
   starts, bounds handling) then, per window element, ``statement`` with
   ``xoff`` the operand offset and ``yoff`` the other array's."""
-  xstrides = _strides(shape)
-  bstrides = _strides(batch_shape)
+  xstrides = strides(shape)
+  bstrides = strides(batch_shape)
   body = list(body) + ["int64_t base = 0, ybase = 0;"]
   body += [f"base += st[{d}] * {xstrides[d]};" for d in range(len(shape))]
   body += [f"ybase += (r / {bstrides[j]}) % {n} * {other_batch_strides[j]};"
@@ -112,7 +105,7 @@ def emit_gather(step, fn):
   batch_shape = indices.aval.shape[:-1]
   dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
   kept = [d for d in range(rank) if d not in dropped]
-  ostrides = _strides(out.aval.shape)
+  ostrides = strides(out.aval.shape)
   batch_out = [d for d in range(out.aval.ndim) if d not in dn.offset_dims]
   fill = "0"
   check = p["mode"] == GatherScatterMode.FILL_OR_DROP
@@ -163,7 +156,7 @@ def emit_scatter(step, fn):
   window = [1] * rank
   for i, d in enumerate(kept):
     window[d] = ushape[dn.update_window_dims[i]]
-  ustrides = _strides(ushape)
+  ustrides = strides(ushape)
   scatter_axes = [d for d in range(len(ushape)) if d not in dn.update_window_dims]
   batch_shape = indices.aval.shape[:-1]
   us, ys = f"((const {ct}*){fn.ptr(updates)})", f"(({ct}*){fn.ptr(out)})"
