@@ -143,6 +143,16 @@ def _mlp_make(jax, jnp, d):
   return lambda: step(params, zeros, zeros, t, x, y)
 
 
+def _np_softmax_xent(logits, y):
+  """Mean softmax cross-entropy of ``logits`` against one-hot ``y``, and its
+  gradient w.r.t. the logits (the NumPy references' loss)."""
+  z = logits - logits.max(-1, keepdims=True)
+  e = np.exp(z)
+  s = e.sum(-1, keepdims=True)
+  value = -np.mean(np.sum(y * (z - np.log(s)), -1))
+  return value, (e / s - y) / np.float32(len(logits))
+
+
 def _mlp_numpy(d):
   params, x, y = d["params"], d["x"], d["y"]
   zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
@@ -153,12 +163,7 @@ def _mlp_numpy(d):
       h = np.maximum(h @ w + b, 0)
       hs.append(h)
     w, b = params[-1]
-    logits = h @ w + b
-    z = logits - logits.max(-1, keepdims=True)
-    e = np.exp(z)
-    s = e.sum(-1, keepdims=True)
-    value = -np.mean(np.sum(y * (z - np.log(s)), -1))
-    g = (e / s - y) / np.float32(len(x))
+    value, g = _np_softmax_xent(h @ w + b, y)
     grads = [None] * len(params)
     for i in reversed(range(len(params))):
       grads[i] = (hs[i].T @ g, g.sum(0))
@@ -286,12 +291,7 @@ def _convnet_numpy(d):
       h = p
     w, b = params[-1]
     flat = h.reshape(len(h), -1)
-    logits = flat @ w + b
-    z = logits - logits.max(-1, keepdims=True)
-    e = np.exp(z)
-    s = e.sum(-1, keepdims=True)
-    value = -np.mean(np.sum(y * (z - np.log(s)), -1))
-    g = (e / s - y) / np.float32(len(x))
+    value, g = _np_softmax_xent(flat @ w + b, y)
     grads = [None] * len(params)
     grads[-1] = (flat.T @ g, g.sum(0))
     g = (g @ w.T).reshape(h.shape)
