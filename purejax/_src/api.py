@@ -12,6 +12,7 @@ from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src import async_dispatch
+from purejax._src.donation import Donation
 from purejax._src.array import Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
@@ -226,8 +227,11 @@ class JitWrapped:
     self._fun = fun
     self._static_argnums, self._static_argnames = _normalize_argnums(
         fun, static_argnums, static_argnames)
-    self._donate_argnums = donate_argnums
-    self._options = (self._static_argnums, self._static_argnames, inline)
+    self._donation = Donation(*_normalize_argnums(fun, donate_argnums, donate_argnames))
+    # Donating calls never take the fast paths, whose entries are shared
+    # by every jit of ``fun`` with the same options.
+    self._options = (self._static_argnums, self._static_argnames, inline,
+                     bool(self._donation))
     self._inline = inline
     functools.update_wrapper(self, fun, updated=())
     self._traces = self._shared_cache()
@@ -295,8 +299,12 @@ class JitWrapped:
     traced, split = self._get_traced(args, kwargs)
     inputs = traced.consts + split.leaves
     if core.current_trace() is core.eval_trace:
+      donated = self._donation and self._donation.check_call(args, kwargs)
       outs = _run_compiled(traced, inputs)
-      if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+      if donated:
+        self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
+      elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+          and not self._donation
           and not traced.runs_async()
           and all(type(x) is Array or type(x) in _SCALAR_ARGS for x in args)):
         key = tuple([x.aval if type(x) is Array else type(x) for x in args])
@@ -437,7 +445,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
         compiler_options=None):
   """Compiles ``fun``: traces it once per argument signature to a jaxpr.
 
-  Donation and sharding options are accepted and ignored (one CPU device).
+  Donated Arrays are deleted after the call when an output could take
+  their buffer, as on JAX's CPU backend. Sharding options are accepted and
+  ignored (one CPU device).
   """
   if fun is None:
     return functools.partial(

@@ -4,6 +4,8 @@ Operators and most methods (``x + y``, ``x.sum()``, ``x.at[...]``) are shared
 with tracers and installed by ``purejax.numpy``; this module holds what only
 concrete arrays have: their value, conversions, printing.
 """
+import threading
+
 import numpy as np
 
 from purejax._src import core
@@ -160,13 +162,29 @@ class Array(core.ArrayBase):
     return [self]
 
   def delete(self):
-    pass
+    """Frees the value: reading it afterwards raises ``RuntimeError``."""
+    self._v = Pending(_DeletedValue(self.aval), 0, self.aval.dtype)
 
   def is_deleted(self):
-    return False
+    v = self._v
+    return type(v) is Pending and type(v.job) is _DeletedValue
 
   def unsafe_buffer_pointer(self):
     return self._value.ctypes.data
+
+
+class _DeletedValue:
+  """The stand-in computation of a deleted Array's value: reading it
+  raises, wherever it is read (eagerly, by jit, or on the worker)."""
+  __slots__ = ("aval",)
+  event = threading.Event()   # already finished
+  event.set()
+
+  def __init__(self, aval):
+    self.aval = aval
+
+  def result(self):
+    raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
 
 
 def _init(array, value, aval):
