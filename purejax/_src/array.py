@@ -28,7 +28,9 @@ class Array(core.ArrayBase):
   # traced jaxpr prints as written (see jaxpr.literal_value).
   # _v: the NumPy value, or an async_dispatch.Pending until it is computed;
   # read it through ``_value``, which waits.
-  __slots__ = ("_v", "aval", "_python_scalar", "__weakref__")
+  # _sharding: how the value is laid out over devices (set by pmap,
+  # shard_map and device_put; unset means all of it on the default device).
+  __slots__ = ("_v", "aval", "_python_scalar", "_sharding", "__weakref__")
 
   def __init__(self, value, weak_type=False):
     value = np.asarray(value)
@@ -143,7 +145,8 @@ class Array(core.ArrayBase):
 
   @property
   def sharding(self):
-    return _devices.SingleDeviceSharding(_devices.CPU)
+    sharding = getattr(self, "_sharding", None)
+    return sharding if sharding is not None else _devices.SingleDeviceSharding(_devices.CPU)
 
   @property
   def committed(self):
@@ -218,6 +221,13 @@ def pending_or_dense(x):
   as it is (the worker resolves it), else ``dense_value(x)``."""
   v = x._v
   return v if type(v) is Pending else dense_value(x)
+
+
+def with_sharding(array, sharding):
+  """``array`` laid out by ``sharding`` (its value is unchanged: devices
+  share the host's memory)."""
+  array._sharding = sharding
+  return array
 
 
 def wrap_pending(pending, aval):

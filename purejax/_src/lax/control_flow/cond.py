@@ -354,7 +354,8 @@ def _flat_operands(operands):
   leaves, in_tree = tree_util.tree_flatten(operands)
   for leaf in leaves:
     if not core.is_array_like(leaf):
-      raise TypeError(f"Argument '{leaf}' of type {type(leaf)} is not a valid JAX type")
+      # JAX's wording here quotes the type (core.typeof)
+      raise TypeError(f"Argument '{leaf}' of type '{type(leaf)}' is not a valid JAX type")
   return leaves, in_tree, [core.get_aval(x) for x in leaves]
 
 

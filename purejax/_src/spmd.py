@@ -1,0 +1,171 @@
+"""SPMD execution: one program run by several devices at once (a thread per
+device), exchanging values through collectives.
+
+A run has a ``Communicator`` over a grid of named axes (a pmap's one axis,
+or a mesh's), one position per device, row-major.  Every device thread runs
+the same program, so every device reaches the same collectives in the same
+order: a collective is a barrier-separated exchange through shared slots.
+Compiled code releases the GIL, so the devices' kernels run in parallel.
+
+The collective primitives' impls (purejax/_src/lax/parallel.py) ask
+``current()`` for the calling thread's communicator and position.
+"""
+import math
+import queue
+import threading
+
+import numpy as np
+
+_local = threading.local()
+
+
+class SpmdError(RuntimeError):
+  """A device of an SPMD run failed; the others stopped at their next collective."""
+
+
+class Communicator:
+  """The shared state of one SPMD run over axes ``names`` of ``sizes``."""
+
+  def __init__(self, names, sizes):
+    self.names, self.sizes = tuple(names), tuple(sizes)
+    self.size = math.prod(self.sizes)
+    self._slots = [None] * self.size
+    self._barrier = threading.Barrier(self.size)
+
+  def coords(self, pos):
+    return np.unravel_index(pos, self.sizes)
+
+  def binds(self, names):
+    return all(n in self.names for n in names)
+
+  def group(self, pos, names):
+    """The positions of the devices that differ from ``pos`` only along
+    ``names``, ordered by their index along ``names`` (row-major in the
+    order given, as a multi-axis ``axis_index`` counts)."""
+    coords = list(self.coords(pos))
+    axes = [self.names.index(n) for n in names]
+    members = []
+    for index in np.ndindex(*[self.sizes[a] for a in axes]):
+      for a, i in zip(axes, index):
+        coords[a] = i
+      members.append(int(np.ravel_multi_index(coords, self.sizes)))
+    return members
+
+  def axis_index(self, pos, names):
+    return self.group(pos, names).index(pos)
+
+  def exchange(self, pos, value, names):
+    """Every value of ``pos``'s group along ``names``, in group order (the
+    same objects the other devices passed: treat them as read-only)."""
+    self._slots[pos] = value
+    self._wait()
+    values = [self._slots[q] for q in self.group(pos, names)]
+    self._wait()   # the slots may be reused after everyone has read them
+    return values
+
+  def all_sum(self, pos, value, names):
+    """The sum over ``pos``'s group, computed in parallel: each member adds
+    up one slice of the flattened result, which they all share."""
+    members = self.group(pos, names)
+    if len(members) == 1:
+      return value
+    value = np.ascontiguousarray(value)
+    # The first member allocates the result; the others find it in its slot.
+    out = np.empty_like(value) if members[0] == pos else None
+    self._slots[pos] = (value, out)
+    self._wait()
+    values = [self._slots[q][0] for q in members]
+    out = self._slots[members[0]][1]
+    k, n = members.index(pos), len(members)
+    start, stop = value.size * k // n, value.size * (k + 1) // n
+    flat = out.reshape(-1)[start:stop]
+    np.add(values[0].reshape(-1)[start:stop], values[1].reshape(-1)[start:stop], out=flat)
+    for v in values[2:]:
+      np.add(flat, v.reshape(-1)[start:stop], out=flat)
+    self._wait()
+    return out
+
+  def _wait(self):
+    try:
+      self._barrier.wait()
+    except threading.BrokenBarrierError:
+      raise SpmdError("another device of this SPMD run failed") from None
+
+  def abort(self):
+    self._barrier.abort()
+
+
+def current():
+  """(communicator, position) of the calling device thread, or None."""
+  return getattr(_local, "context", None)
+
+
+def bound(names):
+  """The calling thread's (communicator, position) if it binds every axis
+  of ``names``, else None."""
+  ctx = current()
+  if ctx is not None and ctx[0].binds(names):
+    return ctx
+  return None
+
+
+class _DeviceThread:
+  """A long-lived worker thread that runs one device's share of each run."""
+
+  def __init__(self, index):
+    self.jobs = queue.SimpleQueue()
+    self.thread = threading.Thread(target=self._loop, name=f"purejax-device-{index}",
+                                   daemon=True)
+    self.thread.start()
+
+  def _loop(self):
+    while True:
+      job = self.jobs.get()
+      job()
+
+
+_workers = []
+_workers_lock = threading.Lock()
+
+
+def _worker(i):
+  with _workers_lock:
+    while len(_workers) <= i:
+      _workers.append(_DeviceThread(len(_workers)))
+    return _workers[i]
+
+
+def run(comm, fn, per_device_args):
+  """Runs ``fn(pos, *per_device_args[pos])`` on every device of ``comm`` at
+  once and returns the results in device order.  The first error raised
+  by any device is re-raised here (the others are stopped)."""
+  if current() is not None:
+    raise SpmdError("an SPMD run cannot start inside another one's device")
+  n = comm.size
+  results, errors = [None] * n, [None] * n
+  done = threading.Semaphore(0)
+
+  def job(pos):
+    def go():
+      _local.context = (comm, pos)
+      try:
+        results[pos] = fn(pos, *per_device_args[pos])
+      except BaseException as e:   # noqa: BLE001  (re-raised by the caller)
+        errors[pos] = e
+        comm.abort()
+      finally:
+        _local.context = None
+        done.release()
+    return go
+
+  for pos in range(1, n):
+    _worker(pos).jobs.put(job(pos))
+  job(0)()   # the calling thread is device 0's
+  for _ in range(n - 1):
+    done.acquire()
+  failures = [e for e in errors if e is not None]
+  if failures:
+    # The device that failed first, rather than one stopped by the abort.
+    first = next((e for e in failures if not isinstance(e, SpmdError)), failures[0])
+    raise first
+  return results
