@@ -22,6 +22,7 @@ from purejax._src.custom_derivatives import custom_jvp, custom_vjp
 from purejax._src.lax.stop_gradient import stop_gradient
 from purejax._src.remat import checkpoint, checkpoint_policies, remat
 from purejax._src.vmap import vmap
+from purejax._src.pmap import pmap
 from purejax._src.array import Array
 from purejax._src.devices import (
     default_backend, device_count, devices, local_device_count, local_devices,
@@ -39,6 +40,7 @@ from purejax import nn
 from purejax import scipy
 from purejax import ad_checkpoint
 from purejax import custom_derivatives
+from purejax import core
 from purejax import test_util
 
 # [debugging area]
@@ -54,12 +56,39 @@ from purejax._src.devices import (
 from purejax._src.naming import ensure_compile_time_eval, named_call, named_scope
 from purejax import sharding
 # [end runtime area]
+# [devices area]
+# [end devices area]
+# [pmap area]
+# [end pmap area]
+# [distributed area]
+# [end distributed area]
+# [api extras area]
+from purejax._src.config import (
+    allow_f16_reductions, array_garbage_collection_guard, check_tracer_leaks, checking_leaks,
+    debug_key_reuse, default_device, default_prng_impl, enable_custom_prng,
+    explain_cache_misses, log_compiles, softmax_custom_jvp, thread_guard,
+    threefry_partitionable, transfer_guard, transfer_guard_device_to_device,
+    transfer_guard_device_to_host, transfer_guard_host_to_device)
+from purejax._src.api_extras import (
+    clear_caches, closure_convert, copy_to_host_async, custom_gradient, effects_barrier,
+    host_count, host_id, host_ids, live_arrays, print_environment_info, process_indices,
+    typeof)
+from purejax._src.dtypes import float0
+from purejax import version
+from purejax import typing
+from purejax import stages
+from purejax import image
+from purejax import custom_batching
+from purejax import dlpack
+from purejax import profiler
+# [end api extras area]
 
 __version__ = "0.1.0"
 
 
 def tree_map(f, tree_, *rest, is_leaf=None):
-  """Deprecated alias of ``purejax.tree.map`` (kept for old JAX code)."""
+  """Deprecated alias of ``purejax.tree.map`` (kept for old JAX code; current
+  JAX has removed it)."""
   _warnings.warn("jax.tree_map is deprecated: use jax.tree.map (or "
                  "jax.tree_util.tree_map) instead.", DeprecationWarning, stacklevel=2)
   return tree_util.tree_map(f, tree_, *rest, is_leaf=is_leaf)

@@ -233,8 +233,12 @@ def test_debug_infs(infs, capsys):
     jnp.log(0.)
   assert str(info.value).splitlines()[0] == "invalid value (inf) encountered in log"
   with pytest.raises(FloatingPointError, match=r"invalid value \(inf\) encountered in div"):
-    purejax.jit(lambda x: 1 / x)(0.)
+    purejax.jit(lambda x: 1 / x)(jnp.float32(0.))
   assert capsys.readouterr().out.strip() == _NOTICE
+  # The de-optimized re-run calls the function on the arguments as given: a
+  # Python float divides in Python, as with JAX.
+  with pytest.raises(ZeroDivisionError):
+    purejax.jit(lambda x: 1 / x)(0.)
   assert np.isnan(float(jnp.divide(0., 0.)))   # only infs are asked about
 
 

@@ -70,7 +70,7 @@ def jvp(fun, primals, tangents, has_aux=False):
   box = []
   out_p, out_t = ad.jvp_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves, t_leaves)
   out_tree, aux = _unbox(box)
-  out_t = [ad.instantiate(t) for t in out_t]
+  out_t = [_host_float0(ad.instantiate(t)) for t in out_t]
   result = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
   return (*result, aux) if has_aux else result
 
@@ -145,10 +145,20 @@ def vjp(fun, *primals, has_aux=False):
 def _like_primal(ct, primal_aval):
   """A cotangent carries its primal's weak type, as in JAX."""
   aval = core.get_aval(ct)
-  if aval.dtype == dtypes.float0 or aval.weak_type == primal_aval.weak_type:
+  if aval.dtype == dtypes.float0:
+    return _host_float0(ct)
+  if aval.weak_type == primal_aval.weak_type:
     return ct
   from purejax import lax
   return lax.convert_element_type(ct, aval.dtype, primal_aval.weak_type)
+
+
+def _host_float0(t):
+  """A concrete float0 value is a NumPy array in JAX (there is nothing to
+  compute with it); tracers stay as they are."""
+  if not isinstance(t, core.Tracer) and core.get_aval(t).dtype == dtypes.float0:
+    return np.zeros(core.get_aval(t).shape, dtypes.float0)
+  return t
 
 
 def _check_argnums(argnums, nargs):

@@ -3,6 +3,7 @@ device_put and friends."""
 import functools
 import inspect
 import sys
+import time
 import weakref
 
 import numpy as np
@@ -12,6 +13,7 @@ from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src import async_dispatch
+from purejax._src import compile_log
 from purejax._src.donation import Donation
 from purejax._src.array import Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending
 from purejax._src.config import config
@@ -197,8 +199,11 @@ def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
   debug = pe.DebugInfo(source_info.function_location(fun),
                        _LazyArgNames(fun, sig_split, args, kwargs), traced_for)
   out_tree_box = []
+  leak_box = []   # the trace, when tracer leaks are checked
 
   def flat_fun(*leaves):
+    if config.jax_check_tracer_leaks:
+      leak_box.append(core.current_trace())
     call_args, call_kwargs = sig_split.rebuild(len(args), leaves)
     out = fun(*call_args, **call_kwargs)
     out_leaves, out_tree = tree_util.tree_flatten(out)
@@ -206,6 +211,8 @@ def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
     return out_leaves
 
   jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, debug)
+  if leak_box:
+    compile_log.check_leaks(leak_box.pop())
   return jaxpr, consts, out_tree_box[0]
 
 
@@ -268,12 +275,17 @@ class JitWrapped:
     cache = self._traces
     traced = cache.get(key)
     if traced is None:
+      if config.jax_explain_cache_misses:
+        compile_log.explain_miss(self._fun, cache.keys(), key,
+                                 _arg_names(self._fun, split, args, kwargs))
+      start = time.perf_counter()
       jaxpr, consts, out_tree = _trace_call(self._fun, split, args, kwargs, in_avals)
       closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
       if config.purejax_debug >= 1:
         print(f"purejax: jit traced {source_info.function_name(self._fun)}:\n{closed}",
               file=sys.stderr)
       traced = _Traced(closed, consts, out_tree, in_avals)
+      compile_log.log_traced(self._fun, in_avals, time.perf_counter() - start)
       if not traced.closes_over_tracers:
         cache[key] = traced
     return traced, split
@@ -300,7 +312,8 @@ class JitWrapped:
     inputs = traced.consts + split.leaves
     if core.current_trace() is core.eval_trace:
       donated = self._donation and self._donation.check_call(args, kwargs)
-      outs = _run_compiled(traced, inputs)
+      rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
+      outs = _run_compiled(traced, inputs, rerun)
       if donated:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
       elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
@@ -368,15 +381,21 @@ class JitWrapped:
 class _TraceCache(dict):
   """The traces of one function (by call signature), and ``fast``: the
   eager calls with Arrays only, by their avals, ready to run."""
-  __slots__ = ("fast",)
+  __slots__ = ("fast", "__weakref__")
 
   def __init__(self):
     super().__init__()
     self.fast = {}
+    key = id(self)
+    _all_trace_caches[key] = weakref.ref(self, lambda _: _all_trace_caches.pop(key, None))
 
   def clear(self):
     super().clear()
     self.fast.clear()
+
+
+# Every live cache (id -> weak reference), for clear_caches().
+_all_trace_caches = {}
 
 
 # A flag change may change what a call traces to or runs on: it makes every
@@ -424,7 +443,7 @@ def _scalar_arg(dtype):
   return lambda v: np.asarray(v, dtype) if info.min <= v <= info.max else None
 
 
-def _run_compiled(traced, inputs):
+def _run_compiled(traced, inputs, rerun=None):
   if traced.runs_async():
     vals = [pending_or_dense(x) if type(x) is Array else core.concrete_numpy_value(x)
             for x in inputs]
@@ -435,7 +454,7 @@ def _run_compiled(traced, inputs):
   outs = traced.executable()(*vals)
   results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   if _debug_nans.enabled:   # a module global: no flag lookup per call
-    _debug_nans.check_jit(traced.jaxpr, vals, [r._value for r in results])
+    _debug_nans.check_jit(traced.jaxpr, vals, [r._value for r in results], rerun)
   return results
 
 
@@ -446,14 +465,22 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
   """Compiles ``fun``: traces it once per argument signature to a jaxpr.
 
   Donated Arrays are deleted after the call when an output could take
-  their buffer, as on JAX's CPU backend. Sharding options are accepted and
-  ignored (one CPU device).
+  their buffer, as on JAX's CPU backend. Sharded inputs need no gathering
+  (devices share one host value).  ``in_shardings`` are checked against
+  the positional arguments as JAX checks them; ``out_shardings`` lays out
+  the eager outputs; without it outputs are uncommitted (JAX would infer a
+  layout from the inputs).
   """
   if fun is None:
     return functools.partial(
         jit, static_argnums=static_argnums, static_argnames=static_argnames,
         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-        inline=inline, keep_unused=keep_unused)
+        inline=inline, keep_unused=keep_unused, in_shardings=in_shardings,
+        out_shardings=out_shardings)
+  if in_shardings is not None or out_shardings is not None:
+    from purejax._src.sharded_array import ShardedJit
+    return ShardedJit(fun, static_argnums, static_argnames, donate_argnums,
+                      donate_argnames, inline, keep_unused, in_shardings, out_shardings)
   return JitWrapped(fun, static_argnums, static_argnames, donate_argnums,
                     donate_argnames, inline, keep_unused)
 

@@ -23,11 +23,12 @@ def _parse_bool(name, text):
 
 
 class _Flag:
-  __slots__ = ("name", "default", "kind", "help", "choices")
+  __slots__ = ("name", "default", "kind", "help", "choices", "validator")
 
-  def __init__(self, name, default, kind, help, choices=None):
+  def __init__(self, name, default, kind, help, choices=None, validator=None):
     self.name, self.default, self.kind, self.help = name, default, kind, help
     self.choices = choices
+    self.validator = validator   # value -> value, or raises (after ``check``)
 
   def parse_env(self):
     text = os.environ.get(self.name.upper())
@@ -69,8 +70,8 @@ class Config:
     object.__setattr__(self, "_values", {})
     object.__setattr__(self, "_watchers", [])
 
-  def define(self, name, default, kind=bool, help="", choices=None):
-    flag = _Flag(name, default, kind, help, choices)
+  def define(self, name, default, kind=bool, help="", choices=None, validator=None):
+    flag = _Flag(name, default, kind, help, choices, validator)
     self._flags[name] = flag
     self._values[name] = flag.check(flag.parse_env()) if kind is bool else flag.parse_env()
     self._changed()
@@ -99,7 +100,11 @@ class Config:
   def update(self, name, value):
     if name not in self._flags:
       raise AttributeError(f"Unrecognized config option: {name}")
-    self._values[name] = self._flags[name].check(value)
+    flag = self._flags[name]
+    value = flag.check(value)
+    if flag.validator is not None:
+      value = flag.validator(value)
+    self._values[name] = value
     self._changed()
     for callback in self._watchers:
       callback()
@@ -200,11 +205,99 @@ config.define("purejax_debug", 0, kind=int,
                    "hits and compilations.")
 
 
+# [api extras flags] Flags of JAX's that purejax records, checks or refuses.
+def _refuse(name, bad, why):
+  """A validator: setting ``name`` to a value in ``bad`` raises (the check
+  that value promises is not implemented)."""
+  def validate(value):
+    if value in bad:
+      raise NotImplementedError(f"purejax does not support {name}={value!r}: {why}")
+    return value
+  return validate
+
+
+def _validate_default_device(value):
+  if value is None or value == "cpu" or type(value).__name__ == "Device":
+    return value
+  raise ValueError("jax.default_device must be passed either a Device object (e.g. "
+                   "`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or "
+                   f"'gpu', got: {value!r} (purejax has only the 'cpu' platform)")
+
+
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_GUARD_DIRECTIONS = ("host_to_device", "device_to_device", "device_to_host")
+
+
+def _set_all_guards(value):
+  # jax_transfer_guard is set-only: it sets the three directions.
+  if value is not None:
+    for direction in _GUARD_DIRECTIONS:
+      config.update(f"jax_transfer_guard_{direction}", value)
+  return value
+
+
+config.define("jax_explain_cache_misses", False,
+              help="Log (WARNING) why each jit tracing cache miss happened.")
+config.define("jax_enable_custom_prng", False, validator=_refuse(
+    "jax_enable_custom_prng", (True,), "use jax.random.key for typed keys."),
+    help="PRNGKey returns typed keys (not supported).")
+config.define("jax_debug_key_reuse", False, validator=_refuse(
+    "jax_debug_key_reuse", (True,), "key reuse checking is not implemented."),
+    help="Check for reuse of typed PRNG keys (not supported).")
+config.define("jax_default_device", None, kind=object, validator=_validate_default_device,
+              help="Default device (purejax has one CPU device: recorded only).")
+config.define("jax_allow_f16_reductions", True, validator=_refuse(
+    "jax_allow_f16_reductions", (False,), "reductions of float16/bfloat16 are always "
+    "allowed."), help="If False, reductions on f16/bf16 raise (not supported).")
+config.define("jax_array_garbage_collection_guard", None, kind=str,
+              choices=("allow", "log", "fatal"), validator=_refuse(
+                  "jax_array_garbage_collection_guard", ("log", "fatal"),
+                  "Arrays hold host memory, freed by reference counting or the "
+                  "garbage collector alike; nothing is guarded."),
+              help="What happens when an Array is garbage collected (only 'allow').")
+config.define("jax_thread_guard", False,
+              help="Multi-process operations only from the setting thread (one process: "
+                   "there are none, so nothing to check).")
+for _direction in _GUARD_DIRECTIONS:
+  config.define(f"jax_transfer_guard_{_direction}", None, kind=str, choices=_GUARD_LEVELS,
+                help=f"Transfer guard level for {_direction.replace('_', '-')} transfers "
+                     "(recorded only: host and device memory are the same).")
+config.define("jax_transfer_guard", None, kind=str, choices=_GUARD_LEVELS,
+              validator=_set_all_guards, help="Transfer guard level for all transfers.")
+# [end api extras flags]
+
+
+_NO_DEFAULT = object()
+
+
+class State:
+  """A flag's public handle, as JAX's: ``state(new_val)`` is a context
+  manager (or decorator) setting the flag for its extent; ``state.value``
+  reads it.  Boolean flags default ``new_val`` to True."""
+  __slots__ = ("name", "__name__")
+
+  def __init__(self, name):
+    self.name = name
+    self.__name__ = name[len("jax_"):]
+
+  @property
+  def value(self):
+    return config.read(self.name)
+
+  def __call__(self, new_val=_NO_DEFAULT):
+    if new_val is _NO_DEFAULT:
+      if config._flags[self.name].kind is not bool:
+        raise TypeError(f"Context manager for {self.__name__} config option requires an "
+                        "argument representing the new value for the config option.")
+      new_val = True
+    return config.override(self.name, new_val)
+
+  def __repr__(self):
+    return f"<purejax State {self.name}={self.value!r}>"
+
+
 def _flag_context(name):
-  def context(new_val=True):
-    return config.override(name, new_val)
-  context.__name__ = name[len("jax_"):]
-  return context
+  return State(name)
 
 
 enable_x64 = _flag_context("jax_enable_x64")
@@ -215,3 +308,36 @@ numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion")
 numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
 default_matmul_precision = _flag_context("jax_default_matmul_precision")
 threefry_partitionable = _flag_context("jax_threefry_partitionable")
+
+# [api extras states]
+check_tracer_leaks = State("jax_check_tracer_leaks")
+log_compiles = State("jax_log_compiles")
+explain_cache_misses = State("jax_explain_cache_misses")
+default_prng_impl = State("jax_default_prng_impl")
+enable_custom_prng = State("jax_enable_custom_prng")
+debug_key_reuse = State("jax_debug_key_reuse")
+default_device = State("jax_default_device")
+allow_f16_reductions = State("jax_allow_f16_reductions")
+array_garbage_collection_guard = State("jax_array_garbage_collection_guard")
+thread_guard = State("jax_thread_guard")
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")
+softmax_custom_jvp = State("jax_softmax_custom_jvp")
+
+
+def checking_leaks():
+  """Context manager: ``check_tracer_leaks(True)``."""
+  return check_tracer_leaks(True)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val):
+  """Context manager setting the transfer guard level of all three
+  directions.  Recorded only: purejax's one device is the host, so there are
+  no transfers to log or disallow."""
+  with contextlib.ExitStack() as stack:
+    for direction in _GUARD_DIRECTIONS:
+      stack.enter_context(config.override(f"jax_transfer_guard_{direction}", new_val))
+    yield
+# [end api extras states]

@@ -40,7 +40,12 @@ def dtype_name(dtype):
   return "float0" if dtype == dtypes.float0 else dtype.name
 
 
-class ShapedArray:
+class AbstractValue:
+  """The base class of abstract values (``ShapedArray`` is the only one)."""
+  __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
   """The set of arrays with a given shape, dtype and weak type."""
   __slots__ = ("shape", "dtype", "weak_type", "_hash")
   array_abstraction_level = 1
@@ -79,6 +84,9 @@ class ShapedArray:
   def __repr__(self):
     weak = ", weak_type=True" if self.weak_type else ""
     return f"ShapedArray({self.str_short()}{weak})"
+
+  def __str__(self):   # JAX prints an aval as its short form, ~ marking weak types
+    return self.str_short(mark_weak=True)
 
   def __len__(self):
     if not self.shape:
@@ -237,6 +245,37 @@ def set_current_trace(trace):
     yield trace
   finally:
     _ctx.trace = prev
+
+
+@contextlib.contextmanager
+def eval_context():
+  """Runs the block in the eval trace: operations run eagerly on concrete
+  values, even inside a transformation."""
+  with set_current_trace(eval_trace):
+    yield
+
+
+def _constant_dim(d, context):
+  # Dimensions are ints here (purejax has no symbolic shapes).
+  if isinstance(d, Tracer):
+    value = d.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(d, context + d._trace.describe_dependence(d))
+    d = value
+  operator.index(d)
+  return d
+
+
+def max_dim(d1, d2):
+  """``max(d1, d2)`` for dimension sizes (ints; purejax has no symbolic ones)."""
+  return max(_constant_dim(d1, "argument `d1` of `core.max_dim`"),
+             _constant_dim(d2, "argument `d2` of `core.max_dim`"))
+
+
+def min_dim(d1, d2):
+  """``min(d1, d2)`` for dimension sizes (ints; purejax has no symbolic ones)."""
+  return min(_constant_dim(d1, "argument `d1` of `core.min_dim`"),
+             _constant_dim(d2, "argument `d2` of `core.min_dim`"))
 
 
 _trace_ids = itertools.count()

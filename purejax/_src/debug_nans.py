@@ -124,14 +124,20 @@ _DEOPT_NOTICE = ("Invalid nan value encountered in the output of a jax.jit funct
                  "Calling the de-optimized version.")
 
 
-def check_jit(closed_jaxpr, inputs, outputs):
+def check_jit(closed_jaxpr, inputs, outputs, rerun=None):
   """After a jitted call on NumPy ``inputs``: if an output holds a NaN/Inf a
-  flag asks about, runs ``closed_jaxpr`` again primitive by primitive and
+  flag asks about, calls ``rerun`` (the user's function with jit disabled,
+  as JAX does, so that the error's traceback goes through it), else or if
+  that finds nothing runs ``closed_jaxpr`` again primitive by primitive, and
   raises FloatingPointError naming the primitive that produced it."""
   kind = invalid_kind(outputs)
   if kind is None:
     return
   print(_DEOPT_NOTICE)
+  if rerun is not None:
+    from purejax._src.api import disable_jit
+    with disable_jit():
+      rerun()
   run_deoptimized(closed_jaxpr, inputs)
   raise FloatingPointError(
       f"invalid value ({kind}) encountered in the output of a jit function. Because "

@@ -506,9 +506,8 @@ def test_jit_nan_calls_deoptimized_version(debug_nans, capsys):
   assert f"{__file__}:{_DIV_LINE}:" in msg and "(spec_f)" in msg
 
 
-@pytest.mark.xfail(strict=True, reason="the de-optimized re-run interprets the jaxpr instead "
-                   "of calling the Python function, so f's frame is not in the traceback")
 def test_jit_nan_traceback_goes_through_user_function(debug_nans, capsys):
+  """The de-optimized re-run calls f itself (jit disabled), as JAX does."""
   with pytest.raises(FloatingPointError) as info:
     spec_f(jnp.array([2., 0.]), jnp.array([3., 0.]))
   frames = traceback.extract_tb(info.value.__traceback__)
