@@ -22,7 +22,6 @@ from purejax._src.custom_derivatives import custom_jvp, custom_vjp
 from purejax._src.lax.stop_gradient import stop_gradient
 from purejax._src.remat import checkpoint, checkpoint_policies, remat
 from purejax._src.vmap import vmap
-from purejax._src.pmap import pmap
 from purejax._src.array import Array
 from purejax._src.devices import (
     default_backend, device_count, devices, local_device_count, local_devices,
@@ -57,10 +56,18 @@ from purejax._src.naming import ensure_compile_time_eval, named_call, named_scop
 from purejax import sharding
 # [end runtime area]
 # [devices area]
+from purejax._src.mesh import NamedSharding, make_mesh
+from purejax._src.mesh import PartitionSpec as P
+from purejax._src.sharded_array import (
+    make_array_from_callback, make_array_from_process_local_data,
+    make_array_from_single_device_arrays)
 # [end devices area]
 # [pmap area]
+from purejax._src.pmap import pmap
+from purejax._src.shard_map import shard_map
 # [end pmap area]
 # [distributed area]
+from purejax import distributed
 # [end distributed area]
 # [api extras area]
 from purejax._src.config import (

@@ -30,3 +30,18 @@ def _reseed_module_rng(request):
   rng = getattr(request.module, "RNG", None)
   if isinstance(rng, np.random.RandomState):
     rng.seed(0)
+
+
+@pytest.fixture
+def cpu_devices():
+  """A factory: ``cpu_devices(n)`` gives the test n CPU devices (the
+  ``jax_num_cpu_devices`` flag, restored afterwards) and returns them."""
+  old = config.jax_num_cpu_devices
+
+  def set_count(n):
+    config.update("jax_num_cpu_devices", n)
+    from purejax._src.devices import devices
+    return devices()
+
+  yield set_count
+  config.update("jax_num_cpu_devices", old)

@@ -174,3 +174,47 @@ def test_device_put_transposes_back_to_its_source():
   assert eqn.params["devices"] == (None,) and eqn.params["srcs"] == (purejax.devices()[0],)
   assert str(eqn.params["copy_semantics"]) == "(ArrayCopySemantics.ALWAYS_COPY,)"
   np.testing.assert_array_equal(purejax.grad(f)(jnp.ones(2)), np.ones(2))
+
+
+# -- several CPU devices ----------------------------------------------------------
+
+def test_num_cpu_devices_flag(cpu_devices):
+  devices = cpu_devices(4)
+  assert [d.id for d in devices] == [0, 1, 2, 3]
+  assert purejax.devices() == purejax.local_devices() == devices
+  assert purejax.device_count() == purejax.local_device_count() == 4
+  assert purejax.devices()[3] is devices[3]   # the same objects each call
+  x = purejax.device_put(jnp.arange(3.0), devices[3])
+  cpu_devices(2)   # purejax (unlike JAX) allows changing the count after first use
+  assert purejax.device_count() == 2 and purejax.devices() == devices[:2]
+  assert x.device == devices[3] and float(x.sum()) == 3.0   # still valid
+  with pytest.raises(ValueError, match="positive"):
+    config.update("jax_num_cpu_devices", 0)
+
+
+def test_xla_flags_device_count():
+  code = ("import purejax\n"
+          "print(purejax.device_count(), repr(purejax.devices()[-1]))\n"
+          "purejax.config.update('jax_num_cpu_devices', 2)\n"
+          "print(purejax.device_count())\n")
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=3",
+             PYTHONPATH=ROOT)
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.split() == ["3", "CpuDevice(id=2)", "2"]
+
+
+def test_device_put_to_another_device(cpu_devices):
+  devices = cpu_devices(3)
+  x = jnp.arange(4.0).reshape(2, 2)
+  assert not x.committed and x.device == devices[0] and x.is_fully_replicated
+  y = purejax.device_put(x, devices[1])
+  assert y.committed and y.device == devices[1] and y.devices() == {devices[1]}
+  assert y.sharding == purejax.SingleDeviceSharding(devices[1])
+  assert not x.committed   # x keeps its own layout
+  [shard] = y.addressable_shards
+  assert shard.device == devices[1] and shard.index == (slice(None), slice(None))
+  np.testing.assert_array_equal(y.addressable_data(0), x)
+  z = purejax.device_put({"a": x, "b": 1.0}, {"a": devices[2], "b": None})
+  assert z["a"].device == devices[2] and not z["b"].committed
+  np.testing.assert_array_equal(purejax.jit(lambda a: a * 2)(y), 2 * np.asarray(x))

@@ -136,12 +136,19 @@ class Array(core.ArrayBase):
     v = self._v
     return type(v) is not Pending or v.done()
 
+  # The layout lives in ``_sharding`` (None: uncommitted, on the default
+  # device); the value is one host array whatever the layout.
   @property
   def device(self):
-    return _devices.CPU
+    """The array's device; for an array on several devices, its sharding
+    (as JAX returns)."""
+    sharding = self.sharding
+    if sharding.num_devices == 1:
+      return next(iter(sharding.device_set))
+    return sharding
 
   def devices(self):
-    return {_devices.CPU}
+    return set(self.sharding.device_set)
 
   @property
   def sharding(self):
@@ -150,19 +157,25 @@ class Array(core.ArrayBase):
 
   @property
   def committed(self):
-    return False
+    return getattr(self, "_sharding", None) is not None
 
   is_fully_addressable = True
-  is_fully_replicated = True
+
+  @property
+  def is_fully_replicated(self):
+    return self.sharding.is_fully_replicated
 
   def addressable_data(self, index):
-    if index != 0:
-      raise IndexError(index)
-    return self
+    return self.addressable_shards[index].data
 
   @property
   def addressable_shards(self):
-    return [self]
+    from purejax._src.sharded_array import shards
+    return shards(self)
+
+  @property
+  def global_shards(self):
+    return self.addressable_shards
 
   def delete(self):
     """Frees the value: reading it afterwards raises ``RuntimeError``."""

@@ -1,6 +1,14 @@
-"""The devices purejax runs on (one: the host CPU), shardings over it, and
-``device_put`` / ``device_get``."""
+"""The devices purejax runs on (N host CPU "devices"), the single-device
+sharding, and ``device_put`` / ``device_get``.
+
+N comes from ``config.update("jax_num_cpu_devices", N)`` or, when that flag
+is unset, ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` (read at
+first use); default 1.  Devices share the host memory: an Array keeps one
+NumPy value whatever its sharding.
+"""
 import enum
+import os
+import re
 
 import numpy as np
 
@@ -12,8 +20,8 @@ _GPU_NAMES = ("gpu", "cuda", "rocm", "tpu")
 
 
 class Device:
-  """A device arrays live on.  purejax has exactly one, the host CPU,
-  printed as JAX prints it: ``CpuDevice(id=0)``."""
+  """A device arrays live on: one of the N CPU devices (threads sharing the
+  host's memory), printed as JAX prints it: ``CpuDevice(id=0)``."""
   platform = "cpu"
   device_kind = "cpu"
   process_index = 0
@@ -46,8 +54,107 @@ class Device:
 CPU = Device(0)
 
 
-class SingleDeviceSharding:
-  """All of an array on one device (the only layout purejax has)."""
+def _num_cpu_devices_flag(value):
+  value = int(value)
+  if value == 0 or value < -1:
+    raise ValueError(f"jax_num_cpu_devices must be a positive integer (or -1), got {value}")
+  return value
+
+
+config.define("jax_num_cpu_devices", -1, kind=int, validator=_num_cpu_devices_flag,
+              help="Number of CPU devices (-1: from XLA_FLAGS, else 1).  Unlike JAX, "
+                   "purejax lets it change at any time.")
+
+_XLA_COUNT = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
+_xla_flags_count = None   # XLA_FLAGS's count, read at first use
+_device_objects = [CPU]   # Device(i) is always the same object
+
+
+def _xla_flags_devices():
+  global _xla_flags_count
+  if _xla_flags_count is None:
+    found = _XLA_COUNT.findall(os.environ.get("XLA_FLAGS", ""))
+    _xla_flags_count = max(1, int(found[-1])) if found else 1
+  return _xla_flags_count
+
+
+def num_devices():
+  """The current device count N (the flag, else XLA_FLAGS, else 1)."""
+  n = config.jax_num_cpu_devices
+  return n if n > 0 else _xla_flags_devices()
+
+
+# (process index, process count, local device count) once
+# purejax.distributed.initialize has joined several processes, else None.
+_process_layout = None
+
+
+def device_list():
+  """``[CpuDevice(id=0), ..., CpuDevice(id=N-1)]`` (the same objects each call);
+  after distributed.initialize, every process's devices in process order."""
+  n = num_devices() if _process_layout is None else _process_layout[1] * _process_layout[2]
+  while len(_device_objects) < n:
+    _device_objects.append(Device(len(_device_objects)))
+  if _process_layout is not None:
+    for d in _device_objects[:n]:
+      d.process_index = d.host_id = d.task_id = d.id // _process_layout[2]
+  return _device_objects[:n]
+
+
+class Sharding:
+  """How an array's global shape is laid out over devices (JAX's interface).
+
+  A subclass gives ``device_set``, ``_device_assignment`` (the devices in
+  order), ``memory_kind``, ``is_fully_replicated`` and
+  ``devices_indices_map``; the rest follows from those.  Every device is
+  addressable (one process; the MPI layer widens this)."""
+
+  @property
+  def addressable_devices(self):
+    return set(self.device_set)
+
+  @property
+  def num_devices(self):
+    return len(self.device_set)
+
+  @property
+  def is_fully_addressable(self):
+    return True
+
+  @property
+  def has_addressable_devices(self):
+    return True
+
+  def addressable_devices_indices_map(self, global_shape):
+    """``devices_indices_map`` restricted to this process's devices."""
+    return self.devices_indices_map(global_shape)
+
+  def shard_shape(self, global_shape):
+    """The shape of each device's block of an array of ``global_shape``."""
+    index = next(iter(self.devices_indices_map(tuple(global_shape)).values()))
+    return tuple(len(range(*i.indices(n))) for i, n in zip(index, global_shape))
+
+  def is_equivalent_to(self, other, ndim):
+    """Whether both put the same blocks on the same devices (for any
+    ``ndim``-dimensional shape: checked on a shape every split divides)."""
+    if not isinstance(other, Sharding):
+      return False
+    if self._device_assignment != other._device_assignment:
+      return False
+    if self.memory_kind != other.memory_kind:
+      return False
+    shape = (2 * 3 * 5 * 7 * 64,) * ndim
+    try:
+      return self.devices_indices_map(shape) == other.devices_indices_map(shape)
+    except ValueError:
+      return False
+
+  def with_memory_kind(self, kind):
+    raise NotImplementedError(f"{type(self).__name__}.with_memory_kind")
+
+
+class SingleDeviceSharding(Sharding):
+  """All of an array on one device."""
 
   def __init__(self, device, *, memory_kind=None):
     if not isinstance(device, Device):
@@ -56,11 +163,16 @@ class SingleDeviceSharding:
     self._memory_kind = memory_kind
 
   device_set = property(lambda self: {self._device})
-  addressable_devices = device_set
+  _device_assignment = property(lambda self: (self._device,))
   memory_kind = property(lambda self: self._memory_kind or "device")
   num_devices = 1
   is_fully_replicated = True
-  is_fully_addressable = True
+
+  def devices_indices_map(self, global_shape):
+    return {self._device: (slice(None),) * len(global_shape)}
+
+  def with_memory_kind(self, kind):
+    return SingleDeviceSharding(self._device, memory_kind=kind)
 
   def __repr__(self):
     return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
@@ -98,27 +210,36 @@ def _check_backend(backend):
 
 
 def devices(backend=None):
-  """Every device of ``backend`` (default: the default backend): ``[CpuDevice(id=0)]``."""
+  """Every device of ``backend`` (default: the default backend): N CPU
+  devices, N from ``jax_num_cpu_devices`` or ``XLA_FLAGS`` (default 1).
+  Unlike JAX, purejax lets ``config.update("jax_num_cpu_devices", N)``
+  change N after first use; Arrays and Devices made earlier stay valid."""
   _check_backend(backend)
-  return [CPU]
+  return device_list()
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-  """The devices attached to this process: ``[CpuDevice(id=0)]``."""
+  """The devices attached to this process (all N in a single process)."""
   _check_backend(backend)
   index = process_index if process_index is not None else host_id
+  if _process_layout is not None:   # several processes (purejax.distributed)
+    me, count, local = _process_layout
+    index = me if index is None else index
+    if not 0 <= index < count:
+      raise ValueError(f"Invalid process_index {index}; processes are 0..{count - 1}.")
+    return device_list()[index * local:(index + 1) * local]
   if index not in (None, 0):
     raise ValueError(f"Invalid process_index {index}; only process 0 exists.")
-  return [CPU]
+  return device_list()
 
 
 def device_count(backend=None):
-  """The number of devices: 1."""
+  """The number of devices N."""
   return len(devices(backend))
 
 
 def local_device_count(backend=None):
-  """The number of devices attached to this process: 1."""
+  """The number of devices attached to this process."""
   return len(local_devices(backend=backend))
 
 
@@ -129,11 +250,11 @@ def default_backend():
 
 
 def process_index(backend=None):
-  return 0
+  return 0 if _process_layout is None else _process_layout[0]
 
 
 def process_count(backend=None):
-  return 1
+  return 1 if _process_layout is None else _process_layout[1]
 
 
 # ---------------------------------------------------------------------------
@@ -191,15 +312,18 @@ def _put_concrete(x):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-  """Every leaf of ``x`` as an Array on ``device`` (a Device, a sharding such
-  as ``SingleDeviceSharding``, None, or a pytree prefix of these).  With one
-  device nothing moves; under a trace it is staged as ``device_put``."""
+  """Every leaf of ``x`` as an Array on ``device`` (a Device, a Sharding
+  such as ``NamedSharding``, None, or a pytree prefix of these).  Devices
+  share the host memory: nothing is copied, the Array records its layout
+  (JAX's errors for shapes a sharding does not divide).  Under a trace it
+  is staged as ``device_put`` (the layout is not tracked through jit)."""
   _check_platforms()
   leaves, tree = tree_util.tree_flatten(x)
   targets = _targets(x, device, "device")
   srcs = _targets(x, src, "src")
   if not any(isinstance(v, core.Tracer) for v in leaves):
-    return tree_util.tree_unflatten(tree, [_put_concrete(v) for v in leaves])
+    from purejax._src.sharded_array import put
+    return tree_util.tree_unflatten(tree, [put(v, t) for v, t in zip(leaves, targets)])
   from purejax._src.lax.misc_ops import device_put_p
   if donate:
     semantics = ArrayCopySemantics.DONATE_INPUT

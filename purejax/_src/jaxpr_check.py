@@ -4,6 +4,8 @@ every equation's output types are what its primitive's shape rule says.
 It runs after each trace when ``jax_enable_checks`` is on (the test suite
 turns it on), so a rule that builds an ill-typed jaxpr fails at once.
 """
+import contextlib
+
 from purejax._src import core
 from purejax._src.errors import JaxprTypeError
 from purejax._src.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
@@ -42,9 +44,12 @@ def check_jaxpr(jaxpr):
         raise JaxprTypeError(f"{where} output has type {v.aval}, its rule gives {aval}")
       if not isinstance(v, DropVar):
         define(v, where)
+    # A primitive that binds axis names for its sub-jaxprs (shard_map) says so.
+    scope = getattr(eqn.primitive, "sub_jaxpr_axes", None)
     for value in eqn.params.values():
       if isinstance(value, (Jaxpr, ClosedJaxpr)):
-        check_jaxpr(value)
+        with scope(eqn.params) if scope else contextlib.nullcontext():
+          check_jaxpr(value)
   for v in jaxpr.outvars:
     read(v, "outputs")
 

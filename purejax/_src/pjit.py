@@ -21,16 +21,20 @@ pjit_p.call_jaxpr_param = "jaxpr"
 _executables = {}   # backend -> {closed jaxpr: executable}
 
 
-def executable_for(closed_jaxpr):
+def executable_for(closed_jaxpr, num_threads=None):
   """The executable of a const-free closed jaxpr on the configured backend
-  (compiled once per backend)."""
+  (compiled once per backend); ``num_threads`` overrides the C kernels'
+  thread count (an SPMD body shares the cores among its devices)."""
   key = config.backend_key()   # compiled kernels have the thread count built in
+  if num_threads is not None and key[0] == "cpu":
+    key = (key[0], num_threads)
   per_backend = _executables.get(key)
   if per_backend is None:
     per_backend = _executables[key] = weakref.WeakKeyDictionary()
   exe = per_backend.get(closed_jaxpr)
   if exe is None:
-    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, key[0])
+    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, key[0],
+                                                             num_threads)
   return exe
 
 

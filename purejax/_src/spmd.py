@@ -69,7 +69,7 @@ class Communicator:
     members = self.group(pos, names)
     if len(members) == 1:
       return value
-    value = np.ascontiguousarray(value)
+    value = np.require(value, requirements="C")   # (ascontiguousarray makes 0-d 1-d)
     # The first member allocates the result; the others find it in its slot.
     out = np.empty_like(value) if members[0] == pos else None
     self._slots[pos] = (value, out)
@@ -93,6 +93,15 @@ class Communicator:
 
   def abort(self):
     self._barrier.abort()
+
+  def local_positions(self):
+    """The positions this process runs (all of them; an MPI run's are
+    this process's share, purejax/_src/mpi_comm.py)."""
+    return range(self.size)
+
+  def end_run(self, failures):
+    """Called by ``run`` once every local device has finished, with
+    their errors (a multi-process run tells the other processes here)."""
 
 
 def current():
@@ -136,36 +145,57 @@ def _worker(i):
 
 
 def run(comm, fn, per_device_args):
-  """Runs ``fn(pos, *per_device_args[pos])`` on every device of ``comm`` at
-  once and returns the results in device order.  The first error raised
-  by any device is re-raised here (the others are stopped)."""
+  """Runs ``fn(pos, *per_device_args[k])`` on every device ``pos`` (the
+  k-th of ``comm.local_positions()``: all of them, unless the run spans
+  processes) at once and returns the results in that order.  The first
+  error raised by any device is re-raised here (the others are stopped)."""
   if current() is not None:
     raise SpmdError("an SPMD run cannot start inside another one's device")
-  n = comm.size
+  local = list(comm.local_positions())
+  n = len(local)
   results, errors = [None] * n, [None] * n
   done = threading.Semaphore(0)
 
-  def job(pos):
+  def job(k):
     def go():
+      pos = local[k]
       _local.context = (comm, pos)
       try:
-        results[pos] = fn(pos, *per_device_args[pos])
+        results[k] = fn(pos, *per_device_args[k])
       except BaseException as e:   # noqa: BLE001  (re-raised by the caller)
-        errors[pos] = e
+        errors[k] = e
         comm.abort()
       finally:
         _local.context = None
         done.release()
     return go
 
-  for pos in range(1, n):
-    _worker(pos).jobs.put(job(pos))
-  job(0)()   # the calling thread is device 0's
-  for _ in range(n - 1):
+  for k in range(1, n):
+    _worker(k).jobs.put(job(k))
+  job(0)()   # the calling thread runs the first local device
+  for _ in range(n):   # every job releases once, the calling thread's too
     done.acquire()
   failures = [e for e in errors if e is not None]
+  comm.end_run(failures)
   if failures:
     # The device that failed first, rather than one stopped by the abort.
-    first = next((e for e in failures if not isinstance(e, SpmdError)), failures[0])
+    # (A subclass, such as a multi-process run's ProcessError, says more
+    # than the plain "another device failed".)
+    first = next((e for e in failures if not isinstance(e, SpmdError)), None)
+    first = first or next((e for e in failures if type(e) is not SpmdError), failures[0])
     raise first
   return results
+
+
+def make_communicator(names, sizes, devices=None):
+  """The communicator of a run over axes ``names`` of ``sizes`` whose
+  positions (row-major) run on ``devices``: an MPI one when the devices
+  belong to more than one process, else a threads-only one."""
+  if devices is not None:
+    from purejax._src import distributed
+    devices = list(devices)
+    owners = {getattr(d, "process_index", 0) for d in devices}
+    if owners - {distributed.global_state.process_id}:
+      from purejax._src.mpi_comm import MpiCommunicator
+      return MpiCommunicator(names, sizes, devices)
+  return Communicator(names, sizes)

@@ -27,18 +27,19 @@ def _warn_once(reason):
                   "NumPy backend.", RuntimeWarning, stacklevel=4)
 
 
-def compile_jaxpr(jaxpr, backend=None):
+def compile_jaxpr(jaxpr, backend=None, num_threads=None):
   """A callable ``(*numpy_arrays) -> list of numpy arrays`` running the
-  const-free ``jaxpr`` on ``backend`` (default: the configured one)."""
+  const-free ``jaxpr`` on ``backend`` (default: the configured one);
+  ``num_threads``: the C kernels' threads (default: the flag's)."""
   backend = backend or config.purejax_backend
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
   if config.purejax_compile_sync:
-    return _compile_cpu(jaxpr)
-  return _Tiered(jaxpr)
+    return _compile_cpu(jaxpr, num_threads)
+  return _Tiered(jaxpr, num_threads)
 
 
-def _compile_cpu(jaxpr):
+def _compile_cpu(jaxpr, num_threads=None):
   """The C backend's executable, or the NumPy backend's where it cannot be
   built (warned about once per reason)."""
   try:
@@ -47,7 +48,7 @@ def _compile_cpu(jaxpr):
     _warn_once(f"it cannot be imported: {e}")
     return numpy_backend.compile_jaxpr(jaxpr)
   try:
-    return executable.compile_jaxpr(jaxpr)
+    return executable.compile_jaxpr(jaxpr, num_threads)
   except toolchain.CompilerUnavailable as e:
     _warn_once(f"no C compiler: {e}")
   except toolchain.CompileError as e:
@@ -71,8 +72,9 @@ class _Tiered:
   slow down the calls that are waiting for it.
   """
 
-  def __init__(self, jaxpr):
+  def __init__(self, jaxpr, num_threads=None):
     self._jaxpr = jaxpr
+    self._num_threads = num_threads
     self._numpy = numpy_backend.compile_jaxpr(jaxpr)
     self._compiled = None
     self._thread = None
@@ -88,7 +90,7 @@ class _Tiered:
 
   def _build(self, jaxpr):
     try:
-      self._compiled = _compile_cpu(jaxpr)
+      self._compiled = _compile_cpu(jaxpr, self._num_threads)
     except Exception as e:   # never let a compiler problem break the program
       _warn_once(f"compiling failed: {type(e).__name__}: {e}")
       self._compiled = self._numpy

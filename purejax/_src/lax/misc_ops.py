@@ -290,9 +290,14 @@ def with_sharding_constraint(x, shardings):
                      f"pytree of them matching the argument's structure {tree}, got {s_tree}")
   if any(s is None for s in per_leaf):
     raise ValueError(_NONE_SHARDING)
-  outs = [sharding_constraint_p.bind(leaf, sharding=s, layout=None, context_mesh=None,
+  from purejax._src.mesh import EMPTY_MESH
+  outs = [sharding_constraint_p.bind(leaf, sharding=s, layout=None, context_mesh=EMPTY_MESH,
                                      unconstrained_dims=frozenset())
           for leaf, s in zip(leaves, per_leaf)]
+  if not any(isinstance(o, core.Tracer) for o in outs):   # eager: record the layout
+    from purejax._src.sharded_array import put
+    from purejax._src.devices import Sharding
+    outs = [put(o, s) if isinstance(s, Sharding) else o for o, s in zip(outs, per_leaf)]
   return tree_util.tree_unflatten(tree, outs)
 
 

@@ -14,9 +14,12 @@ rules are those of the collective itself, so a pmap interpreter can reuse
 them.  ``psum``/``pmax``/``pmin`` also take positional (int) axes, which
 reduce like ``reduce_sum``: a named axis turns into one once vmap batches it.
 """
+import functools
+
 import numpy as np
 
 from purejax._src import core
+from purejax._src import spmd
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
@@ -626,3 +629,100 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     return out
 
   return tree_util.tree_map(bind, x)
+
+# -- SPMD execution: the impls ----------------------------------------------------------
+# Inside an SPMD run (pmap, shard_map) each device thread runs the per-device
+# program; a collective's impl exchanges NumPy values with the other devices
+# of its group through the run's Communicator (spmd.py).  Outside a run the
+# names are unbound: NameError, as before.
+
+def _bound(names):
+  ctx = spmd.bound(names)
+  if ctx is None:
+    raise NameError(f"unbound axis name: {names[0]}")
+  return ctx
+
+
+def _subgroup(k, groups):
+  """(members, index of ``k`` among them) of ``axis_index_groups``."""
+  if groups is None:
+    return None, k
+  for g in groups:
+    if k in g:
+      return list(g), list(g).index(k)
+  raise ValueError(f"axis index {k} is in no group of {groups}")
+
+
+def _gather_values(x, names, groups):
+  """The values of this device's (sub)group along ``names`` and its index there."""
+  comm, pos = _bound(names)
+  values = comm.exchange(pos, np.asarray(x), names)
+  members, k = _subgroup(comm.axis_index(pos, names), groups)
+  if members is not None:
+    values = [values[i] for i in members]
+  return values, k
+
+
+def _allreduce_spmd_impl(reducer, combine):
+  def impl(x, *, axes, axis_index_groups):
+    named, positional = _split_axes(axes)
+    x = np.asarray(reducer.impl(x, axes=positional) if positional else x)
+    if not named:
+      return x
+    if combine is None and axis_index_groups is None:   # psum: a parallel sum
+      comm, pos = _bound(named)
+      return comm.all_sum(pos, x, named)   # shared by the group: read-only
+    values, _ = _gather_values(x, named, axis_index_groups)
+    if combine is None:
+      return functools.reduce(np.add, values).astype(x.dtype, copy=False)
+    return functools.reduce(combine, values)
+  return impl
+
+
+psum_p.impl = _allreduce_spmd_impl(reduce_sum_p, None)
+pmax_p.impl = _allreduce_spmd_impl(reduce_max_p, np.maximum)
+pmin_p.impl = _allreduce_spmd_impl(reduce_min_p, np.minimum)
+
+
+@all_gather_p.def_impl
+def _all_gather_impl(x, *, all_gather_dimension, axis_name, axis_index_groups,
+                     axis_size, tiled):
+  values, _ = _gather_values(x, axis_name, axis_index_groups)
+  join = np.concatenate if tiled else np.stack
+  return join(values, axis=all_gather_dimension)
+
+
+@reduce_scatter_p.def_impl
+def _reduce_scatter_impl(x, *, scatter_dimension, axis_name, axis_index_groups,
+                         axis_size, tiled):
+  values, k = _gather_values(x, axis_name, axis_index_groups)
+  total = functools.reduce(np.add, values).astype(np.asarray(x).dtype, copy=False)
+  if tiled:
+    block = total.shape[scatter_dimension] // axis_size
+    return np.ascontiguousarray(
+        np.take(total, np.arange(k * block, (k + 1) * block), axis=scatter_dimension))
+  return np.ascontiguousarray(np.take(total, k, axis=scatter_dimension))
+
+
+@axis_index_p.def_impl
+def _axis_index_impl(*, axis_name):
+  comm, pos = _bound((axis_name,))
+  return np.int32(comm.axis_index(pos, (axis_name,)))
+
+
+@ppermute_p.def_impl
+def _ppermute_impl(x, *, axis_name, perm):
+  values, k = _gather_values(x, axis_name, None)
+  _check_perm(perm, len(values))
+  source = {dst: src for src, dst in perm}
+  if k not in source:
+    return np.zeros_like(np.asarray(x))
+  return np.array(values[source[k]])
+
+
+@all_to_all_p.def_impl
+def _all_to_all_impl(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
+  values, k = _gather_values(x, _as_names(axis_name), axis_index_groups)
+  n = len(values)
+  return np.concatenate([np.split(v, n, axis=split_axis)[k] for v in values],
+                        axis=concat_axis)

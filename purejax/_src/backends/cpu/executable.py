@@ -34,9 +34,10 @@ def _warn_once(reason):
                   f"{reason}", RuntimeWarning, stacklevel=3)
 
 
-def compile_jaxpr(jaxpr):
+def compile_jaxpr(jaxpr, num_threads=None):
   """A callable ``(*numpy_arrays) -> list of numpy arrays`` running ``jaxpr``
-  (a jaxpr whose constants are inputs) with fused C kernels."""
+  (a jaxpr whose constants are inputs) with fused C kernels of
+  ``num_threads`` OpenMP threads (default: the purejax_num_threads flag)."""
   if jaxpr.constvars:
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
   plan = fusion.plan_jaxpr(jaxpr)
@@ -47,8 +48,9 @@ def compile_jaxpr(jaxpr):
   from purejax._src.backends.cpu import toolchain
   try:
     openmp = toolchain.openmp_enabled()
-    source, segments = program.generate(plan, num_threads=config.purejax_num_threads,
-                                        openmp=openmp)
+    if num_threads is None:
+      num_threads = config.purejax_num_threads
+    source, segments = program.generate(plan, num_threads=num_threads, openmp=openmp)
     if config.purejax_debug >= 2:
       print(f"purejax: fusion plan\n{plan.describe()}\npurejax: generated C\n{source}",
             file=sys.stderr)

@@ -1,0 +1,271 @@
+"""Arrays laid out over several devices: their shards, ``device_put`` to a
+device or sharding, and JAX's ``make_array_from_*`` constructors.
+
+Every device shares the host memory, so a sharded Array keeps ONE NumPy
+value and its sharding (``Array._sharding``); a shard's data is a view of
+its block.  Building an Array from per-device pieces copies them into one
+global array.
+"""
+import numpy as np
+
+from purejax._src import core
+from purejax._src import dtypes
+from purejax._src.api import JitWrapped
+from purejax._src.array import Array, _new, with_sharding, wrap_numpy
+from purejax._src.devices import Device, Sharding, SingleDeviceSharding
+
+
+class Shard:
+  """One device's block of an Array: ``device``, ``index`` (a tuple of
+  slices of the global shape), ``replica_id`` (0 for the first device
+  holding that block, 1 for the next, ...) and ``data`` (an Array of the
+  block, on that device)."""
+
+  def __init__(self, device, sharding, global_shape, data=None):
+    self.device = device
+    self._sharding = sharding
+    self._global_shape = global_shape
+    self._data = data
+    self._index = None
+    self._replica_id = None
+
+  def _locate(self):
+    index_map = self._sharding.devices_indices_map(self._global_shape)
+    self._index = index_map[self.device]
+    key = _index_key(self._index)
+    self._replica_id = 0
+    for device, index in index_map.items():   # replicas count in device order
+      if device == self.device:
+        break
+      if _index_key(index) == key:
+        self._replica_id += 1
+
+  @property
+  def index(self):
+    if self._index is None:
+      self._locate()
+    return self._index
+
+  @property
+  def replica_id(self):
+    if self._replica_id is None:
+      self._locate()
+    return self._replica_id
+
+  @property
+  def data(self):
+    return self._data
+
+  def __repr__(self):
+    return (f"Shard(device={self.device!r}, index={self.index}, "
+            f"replica_id={self.replica_id}, data={self.data})")
+
+
+def _index_key(index):
+  return tuple((s.start, s.stop, s.step) for s in index)
+
+
+def shards(x):
+  """The Shards of Array ``x``, one per device of its sharding (in the
+  sharding's device order)."""
+  sharding = x.sharding
+  index_map = sharding.devices_indices_map(x.shape)
+  value = x._value
+  out = []
+  for device in sharding._device_assignment:
+    block = value[index_map[device]]
+    data = with_sharding(wrap_numpy(block, x.aval.update(shape=block.shape)),
+                         SingleDeviceSharding(device))
+    out.append(Shard(device, sharding, x.shape, data))
+  return out
+
+
+def put(x, target):
+  """Concrete ``x`` as an Array laid out by ``target`` (a Device, a
+  Sharding or None).  The value is shared, never copied."""
+  from purejax._src.devices import _put_concrete
+  x = _put_concrete(x)
+  if target is None:
+    return x
+  sharding = SingleDeviceSharding(target) if isinstance(target, Device) else target
+  check_shape(sharding, x.shape, "device_put")
+  if getattr(x, "_sharding", None) == sharding:
+    return x
+  out = _new(Array)
+  out._v = x._v   # may still be pending: shared as it is
+  out.aval = x.aval
+  return with_sharding(out, sharding)
+
+
+def check_shape(sharding, shape, api):
+  """Raises JAX's ValueError unless ``sharding`` fits an array of ``shape``."""
+  check = getattr(sharding, "check_compatible_aval", None)
+  if check is None:
+    return
+  try:
+    check(tuple(shape), typed=True)
+  except ValueError as e:
+    if "is only valid for values of rank" in str(e) and api == "device_put":
+      raise ValueError(f"One of device_put args is incompatible with its sharding "
+                       f"annotation {sharding}: {e}") from None
+    raise
+
+
+def _check_sharding(sharding, api):
+  if not isinstance(sharding, Sharding):
+    raise TypeError(f"{api} expects a jax.sharding.Sharding, got {sharding!r}")
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+  """An Array of ``shape`` laid out by ``sharding`` whose block on each
+  device is ``data_callback(index)`` (index: a tuple of slices).  As in
+  JAX, the callback runs once per device; the blocks are copied into one
+  host array."""
+  _check_sharding(sharding, "make_array_from_callback")
+  shape = tuple(shape)
+  index_map = sharding.devices_indices_map(shape)
+  expected = sharding.shard_shape(shape)
+  out, out_dtype, weak = None, None, False
+  for device in sharding._device_assignment:
+    index = index_map[device]
+    block = data_callback(index)
+    aval = core.get_aval(block)
+    block_dtype = dtypes.canonicalize_dtype(aval.dtype)
+    block = np.asarray(block, dtype=block_dtype)
+    if dtype is not None and np.dtype(dtype) != block_dtype:
+      raise ValueError(
+          "If `dtype` is provided to `jax.make_array_from_callback`, it must match the "
+          f"dtype of the addressable shards. Got dtype={np.dtype(dtype)} and shard "
+          f"dtype={block_dtype}`.")
+    if out is None:
+      out_dtype, weak = block_dtype, aval.weak_type
+      out = np.empty(shape, out_dtype)
+    if block.shape != expected:
+      raise ValueError(
+          f"Expected shard shape {expected} doesn't match the single device array shape "
+          f"{block.shape}. Shape of Array is {core.ShapedArray(shape, out_dtype).str_short()} "
+          f"with sharding {sharding}")
+    out[index] = block
+  return with_sharding(wrap_numpy(out, core.ShapedArray(shape, out_dtype, weak)), sharding)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+  """An Array of ``shape`` laid out by ``sharding`` from one Array per
+  device (each on its own device; their blocks are copied into one host
+  array)."""
+  _check_sharding(sharding, "make_array_from_single_device_arrays")
+  shape = tuple(shape)
+  arrays = list(arrays)
+  devices = sharding._device_assignment
+  if len(arrays) != len(devices):
+    raise ValueError(f"Expected {len(devices)} per-device arrays (this is how many devices "
+                     f"are addressable by the sharding), but got {len(arrays)}")
+  owners = [next(iter(a.devices())) if isinstance(a, Array) else None for a in arrays]
+  if None in owners or len(set(owners)) != len(owners):
+    ids = [getattr(d, "id", None) for d in owners]
+    raise ValueError("When making an array from single-device arrays, the input arrays must "
+                     f"be from distinct devices, but got device IDs {ids}")
+  if set(owners) != set(devices):
+    raise ValueError(f"The arrays' devices {sorted(d.id for d in owners)} are not the "
+                     f"sharding's devices {sorted(d.id for d in devices)}")
+  index_map = sharding.devices_indices_map(shape)
+  expected = sharding.shard_shape(shape)
+  out_dtype = np.dtype(dtype) if dtype is not None else arrays[0].dtype
+  out = np.empty(shape, out_dtype)
+  for device, a in zip(owners, arrays):
+    if a.shape != expected:
+      raise ValueError(
+          f"Expected shard shape {expected} doesn't match the single device array shape "
+          f"{a.shape}. Shape of Array is {core.ShapedArray(shape, out_dtype).str_short()} "
+          f"with sharding {sharding}")
+    if a.dtype != out_dtype:
+      raise ValueError(f"All per-device arrays must have dtype {out_dtype}, got {a.dtype}")
+    out[index_map[device]] = a._value
+  return with_sharding(wrap_numpy(out, core.ShapedArray(shape, out_dtype)), sharding)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+  """An Array laid out by ``sharding`` from this process's data.  In a
+  single process the local data is the whole array."""
+  _check_sharding(sharding, "make_array_from_process_local_data")
+  local_shape = np.shape(local_data)
+  if global_shape is not None and tuple(global_shape) != tuple(local_shape):
+    raise ValueError(
+        "When calling `make_array_from_process_local_data` on a single process, "
+        "global_shape should be None or equal to local_data.shape.Got global_shape="
+        f"{tuple(global_shape)} and local_data.shape={tuple(local_shape)}.")
+  return put(local_data, sharding)
+
+
+# ---------------------------------------------------------------------------
+# jit with in_shardings / out_shardings
+
+def _prefix_leaves(spec, tree, what):
+  """One sharding (or None) per leaf of ``tree``: ``spec`` is one sharding,
+  None, or a pytree prefix of ``tree``."""
+  from purejax._src import tree_util
+  is_none = lambda v: v is None
+  n = len(tree_util.tree_leaves(tree))
+  if spec is None or isinstance(spec, Sharding):
+    return [spec] * n
+  if tree_util.prefix_errors(spec, tree, is_leaf=is_none):
+    raise ValueError(f"jit {what} must be one Sharding or a pytree prefix of the "
+                     f"{'arguments' if what == 'in_shardings' else 'outputs'}; got {spec!r}")
+  leaves = tree_util.broadcast_prefix(spec, tree, is_leaf=is_none)
+  for s in leaves:
+    if s is not None and not isinstance(s, Sharding):
+      raise TypeError(f"jit {what} leaves must be Shardings or None, got {s!r}")
+  return leaves
+
+
+def check_in_shardings(in_shardings, args):
+  """JAX's checks of positional ``args`` against ``in_shardings``: each
+  sharding fits its argument's shape, and a committed argument is already
+  laid out that way."""
+  from purejax._src import tree_util
+  if not isinstance(in_shardings, (tuple, list)) and isinstance(in_shardings, Sharding):
+    in_shardings = (in_shardings,) * len(args)
+  specs = _prefix_leaves(tuple(in_shardings) if isinstance(in_shardings, list)
+                         else in_shardings, tuple(args), "in_shardings")
+  for s, x in zip(specs, tree_util.tree_leaves(tuple(args))):
+    if s is None or not hasattr(x, "shape"):
+      continue
+    check_shape(s, np.shape(x), "jit")
+    own = getattr(x, "_sharding", None) if isinstance(x, Array) else None
+    if own is not None and not own.is_equivalent_to(s, len(x.shape)):
+      raise ValueError(
+          "Sharding passed to jit does not match the sharding on the respective arg. Got "
+          f"jit sharding: {s},\narg sharding: {own} for arg type: {x.aval.str_short()}")
+
+
+def apply_out_shardings(out_shardings, outs):
+  """``outs`` with each Array leaf laid out by its entry of ``out_shardings``."""
+  from purejax._src import tree_util
+  specs = _prefix_leaves(out_shardings, outs, "out_shardings")
+  leaves, tree = tree_util.tree_flatten(outs)
+  placed = [put(x, s) if s is not None and isinstance(x, Array) else x
+            for x, s in zip(leaves, specs)]
+  return tree_util.tree_unflatten(tree, placed)
+
+
+class ShardedJit(JitWrapped):
+  """``jit`` with ``in_shardings`` / ``out_shardings``: the same compiled
+  function; the shardings are checked and recorded around eager calls
+  (under an outer trace they change nothing: values are the same)."""
+
+  def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+               inline, keep_unused, in_shardings, out_shardings):
+    super().__init__(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                     inline, keep_unused)
+    self._in_shardings = in_shardings
+    self._out_shardings = out_shardings
+
+  def __call__(self, *args, **kwargs):
+    eager = core.current_trace() is core.eval_trace
+    if eager and self._in_shardings is not None:
+      dynamic = [a for i, a in enumerate(args) if i not in self._static_argnums]
+      check_in_shardings(self._in_shardings, dynamic)
+    outs = super().__call__(*args, **kwargs)
+    if eager and self._out_shardings is not None:
+      outs = apply_out_shardings(self._out_shardings, outs)
+    return outs
