@@ -54,7 +54,7 @@ def test_synchronous_compilation_returns_the_kernel():
 
 def test_a_failing_background_compile_falls_back_to_numpy(monkeypatch):
   from purejax._src.backends.cpu import executable
-  def broken(jaxpr):
+  def broken(jaxpr, num_threads=None):
     raise RuntimeError("simulated compiler crash")
   monkeypatch.setattr(executable, "compile_jaxpr", broken)
   monkeypatch.setattr(backends, "_warned", set())

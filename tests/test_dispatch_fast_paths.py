@@ -276,7 +276,7 @@ def test_numpy_backend_is_quiet_about_floating_point_errors():
 def test_tiered_build_starts_after_a_second_call(monkeypatch):
   built = []
 
-  def fake_compile(jaxpr):
+  def fake_compile(jaxpr, num_threads=None):
     built.append(jaxpr)
     return lambda *args: ["compiled"]
 
