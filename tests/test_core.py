@@ -141,3 +141,25 @@ def test_trace_to_jaxpr_directly():
   avals = [core.ShapedArray((2,), np.float32)]
   jaxpr, consts = pe.trace_to_jaxpr(lambda x: [lax.sin(x)], avals)
   assert consts == [] and [e.primitive.name for e in jaxpr.eqns] == ["sin"]
+
+
+def test_the_current_trace_is_per_thread():
+  """Another thread (a device, the async worker, a callback's) computes
+  eagerly while this one traces, rather than staging into its jaxpr."""
+  import threading
+  import purejax
+  import purejax.numpy as jnp
+  seen = []
+
+  def other():
+    seen.append(float(jnp.float32(2.0) + 1))
+
+  def f(x):
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    return x * 2
+
+  text = str(purejax.make_jaxpr(f)(1.0))
+  assert seen == [3.0]
+  assert "add" not in text and "mul" in text

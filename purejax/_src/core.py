@@ -9,6 +9,7 @@ Every trace object is its own tag: a tracer belongs to exactly one trace, and
 a value that is not a tracer of the current trace is a constant to it.
 """
 import contextlib
+import threading
 import itertools
 import operator
 
@@ -226,8 +227,12 @@ class Primitive:
 # ---------------------------------------------------------------------------
 # Traces
 
-class _TraceContext:
-  __slots__ = ("trace",)
+class _TraceContext(threading.local):
+  """The current trace, per thread: the async-dispatch worker and device
+  threads run callbacks that may trace while the main thread traces too."""
+
+  def __init__(self):
+    self.trace = eval_trace if "eval_trace" in globals() else None
 
 
 _ctx = _TraceContext()
