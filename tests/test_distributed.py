@@ -85,17 +85,35 @@ def test_dp_sgd_two_processes_matches_one(tmp_path, local):
   assert single["losses"][-1] < 0.1 * single["losses"][0]
 
 
-def test_dp_sgd_pmap_two_processes(tmp_path):
-  """The same training written with pmap and lax.pmean over the global axis."""
+@pytest.mark.parametrize("local", [1, 2])
+def test_dp_sgd_pmap_two_processes(tmp_path, local):
+  """The same training written with pmap and lax.pmean over the global
+  axis: each process passes its local shards, as in JAX multi-process pmap."""
   _mpirun()
-  with open(os.path.join(ROOT, "purejax", "_src", "pmap.py")) as f:
-    if "make_communicator" not in f.read():
-      pytest.skip("pmap does not run over spmd.make_communicator yet (single-process vmap)")
-  procs = _dp_sgd(tmp_path, "pmap", 2, 1)
-  single = _dp_sgd(tmp_path, "pmap", 1, 2)[0]
+  procs = _dp_sgd(tmp_path, "pmap", 2, local)
+  single = _dp_sgd(tmp_path, "pmap", 1, 2 * local)[0]
   for name in ("w", "b", "losses"):
     np.testing.assert_array_equal(procs[0][name], procs[1][name])
     np.testing.assert_allclose(procs[0][name], single[name], rtol=2e-6, atol=1e-7)
+
+
+def test_pmap_and_shard_map_across_processes():
+  """pmap on local data and shard_map on global values over 2 processes x 2
+  devices against the single-process values (the program checks), and the
+  clear errors: a process whose local mapped size is wrong raises
+  ValueError, the other ProcessError, and both go on in step."""
+  out = _run(_mpirun() + ["-n", "2", sys.executable,
+                          os.path.join(PROGRAMS, "pmap_shard_map.py")])
+  for what in ("pmap collectives", "pmap out_axes None and ppermute", "pmap of grad with pmean",
+               "shard_map eager over a process-spanning axis",
+               "shard_map jit over a process-spanning axis", "shard_map on a 2-D mesh",
+               "make_array_from_process_local_data wrong shape",
+               "pmap wrong local size everywhere", "done"):
+    assert out.count(f"PASS {what}") == 2, (what, out)
+  assert out.count("PASS make_array_from_process_local_data") == 4, out   # (and wrong shape)
+  assert out.count("PASS pmap wrong local size: ValueError: pmap across 2 processes") == 1, out
+  assert "passed a mapped axis of size 1 while 2 of the pmap's 4 devices are local" in out, out
+  assert out.count("PASS pmap other process's wrong local size: ProcessError: process 1") == 1
 
 
 def test_collectives_and_errors_across_processes():

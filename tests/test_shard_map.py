@@ -103,7 +103,8 @@ def test_vs_vmap_emulation_and_jit(mesh22):
   def body(a):
     return lax.psum(jnp.sin(a), "x") * lax.axis_index("y"), lax.all_gather(a, "y", tiled=True)
 
-  f = smap(body, mesh22, P("x", "y"), (P(None, "y"), P("x")))
+  # all_gather's result varies over 'y': JAX's check_vma refuses P("x") for it.
+  f = smap(body, mesh22, P("x", "y"), (P(None, "y"), P("x")), check_vma=False)
   closed = jax.make_jaxpr(f)(x)
   eqn = closed.jaxpr.eqns[0]
   assert eqn.primitive is shard_map_p

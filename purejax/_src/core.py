@@ -186,7 +186,10 @@ class Primitive:
     return self.name
 
   def bind(self, *args, **params):
-    return _ctx.trace.process_primitive(self, args, params)
+    ctx = _ctx
+    if ctx.bind_hook is not None:    # shard_map(check_vma=True) tracing (vma.py)
+      return ctx.bind_hook(self, args, params)
+    return ctx.trace.process_primitive(self, args, params)
 
   def eval_avals(self, avals, params):
     """``abstract_eval`` with a cache (eager dispatch runs it on every op)."""
@@ -233,6 +236,7 @@ class _TraceContext(threading.local):
 
   def __init__(self):
     self.trace = eval_trace if "eval_trace" in globals() else None
+    self.bind_hook = None
 
 
 _ctx = _TraceContext()

@@ -70,6 +70,19 @@ class MpiCommunicator(Communicator):
   def local_positions(self):
     return list(self._local)
 
+  @property
+  def process_count(self):
+    return self._mpi.Get_size()
+
+  def owner(self, pos):
+    """The process that runs position ``pos``."""
+    return self._owner[pos]
+
+  def allgather_objects(self, value):
+    """Every process's ``value``, in process order (outside a run: all
+    processes call it at the same point of the program)."""
+    return self._mpi.allgather(value)
+
   def _crosses(self, names):
     """Whether some group along ``names`` has members in several processes
     (the same answer in every process, so all of them skip MPI together)."""
@@ -195,3 +208,13 @@ class MpiCommunicator(Communicator):
       self._mpi.allgather(("failed", f"{type(first).__name__}: {first}"))
       return
     self._agree(("end",))
+
+
+def report_failure(error):
+  """Tells the other processes that this one failed before starting a run
+  they are entering (e.g. a pmap whose local arguments are wrong here):
+  they raise ProcessError at their run's first cross-process step, as if a
+  device of this process had failed.  Nothing to do in a single process."""
+  comm = distributed.global_state.comm
+  if comm is not None:
+    comm.allgather(("failed", f"{type(error).__name__}: {error}"))

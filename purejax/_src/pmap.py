@@ -5,15 +5,26 @@ the first ``axis_size`` devices: ``_fun`` squeezes each device's block of
 the mapped axis away, calls ``f`` and puts a size-1 axis back at
 ``out_axes``; the shard_map then runs it on every device at once (see
 purejax/_src/shard_map.py for how, and for what grad/vmap of it do).
+
+Across MPI processes (after ``purejax.distributed.initialize()``), as in
+JAX, each process passes its local part of the mapped axis (one entry per
+local device), the mesh holds every process's devices (process-major, so
+axis_index and psum are global) and each process gets back its local part
+of the outputs.  The shard_map is traced on the global shapes but run
+directly on the local data (``_run_across``), without a global array.
 """
 import functools
 
 from purejax._src import core
+from purejax._src import devices as _devices
+from purejax._src import pjit
+from purejax._src import spmd
 from purejax._src import tree_util
 from purejax._src.api import jit
-from purejax._src.array import Array, with_sharding
+from purejax._src.array import Array, with_sharding, wrap_numpy
 from purejax._src.devices import devices as _all_devices
 from purejax._src.mesh import Mesh, NamedSharding, PartitionSpec as P
+from purejax._src.jaxpr import Literal
 from purejax._src.vmap import _flat_in_axes, _normalize_axis
 
 _DEFAULT_NAME = "_internal_pmap_axis_name"
@@ -45,7 +56,11 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   body runs as the equivalent vmap on each outer device (JAX 0.10 refuses
   nested pmaps); an axis larger than the device count raises the
   ValueError older JAX gave (JAX 0.10's error depends on divisibility).
-  ``donate_argnums`` is accepted and ignored.
+  ``donate_argnums`` is accepted and ignored.  Across processes a wrong
+  local axis size raises a ValueError saying so (JAX fails obscurely), and
+  the other processes raise ProcessError instead of waiting; ``axis_size``
+  there is the global size; a pmap traced inside jit uses the local
+  devices only (as JAX does).
   """
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
@@ -88,7 +103,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       return shard_map(_fun, mesh=mesh, in_specs=in_specs, out_specs=lambda: out_specs_box[0],
                        check_vma=False, axis_names=frozenset({name}))(*flat_args)
     mapped.__name__ = "_fun"
-    return jit(mapped), out_specs_box
+    return jit(mapped), out_specs_box, mapped, {}   # (last: _run_across's traces)
 
   @functools.wraps(fun)
   def pmapped(*args, **kwargs):
@@ -108,20 +123,37 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                  if a is not None), None)
     if size is None:
       raise ValueError("pmap requires at least one argument with a mapped axis.")
-    if axis_size is not None and axis_size != size:
+    if axis_size is not None and axis_size != size and _devices.process_count(backend) == 1:
       raise ValueError(f"Specified axis_size {axis_size} doesn't match received "
                        f"axis_size {size}.")
-    available = devices if devices is not None else tuple(_all_devices(backend))
-    if size > len(available):
-      raise ValueError(f"compiling computation that requires {size} logical devices, but "
-                       f"only {len(available)} XLA devices are available "
-                       f"(num_replicas={size})")
-    mesh = Mesh(list(available[:size]), (name,))
+    across = _devices.process_count(backend) > 1
+    eager = core.current_trace() is core.eval_trace and spmd.current() is None
+    if across and not eager:   # traced in a multi-process run: local devices (as JAX)
+      available = devices if devices is not None else tuple(_devices.local_devices())
+      across = False
+    else:
+      available = devices if devices is not None else tuple(_all_devices(backend))
+    if across:
+      global_size = size * _devices.process_count(backend) if axis_size is None else axis_size
+      try:
+        if devices is None:
+          _check_local_size(available, size)
+        mesh = _global_mesh(name, available, global_size)
+        _check_local_size(list(mesh.devices.flat), size)
+      except ValueError as e:   # the other processes are entering the run: tell them
+        from purejax._src.mpi_comm import report_failure
+        report_failure(e)
+        raise
+    else:
+      global_size = size
+      mesh = _global_mesh(name, available, size)
     key = (mesh, in_tree, flat_axes, static_vals, len(args))
     entry = cache.get(key)
     if entry is None:
       entry = cache[key] = build(mesh, in_tree, flat_axes, static_vals, len(args))
-    jitted, out_specs_box = entry
+    jitted, out_specs_box, _, _ = entry
+    if across:
+      return _run_across(entry, mesh, leaves, flat_axes, global_size // size)
     out = jitted(*leaves)
     out_leaves, out_tree = tree_util.tree_flatten(out)
     return out_tree.unflatten(
@@ -149,3 +181,68 @@ def _squeeze(x, axis):
 def _expand(x, axis):
   from purejax._src.lax.structural import expand_dims
   return expand_dims(x, (axis,))
+
+
+# -- across processes ----------------------------------------------------------------------
+
+def _global_mesh(name, available, size):
+  if size > len(available):
+    raise ValueError(f"compiling computation that requires {size} logical devices, "
+                     f"but only {len(available)} XLA devices are available "
+                     f"(num_replicas={size})")
+  return Mesh(list(available[:size]), (name,))
+
+
+def _check_local_size(devices, size):
+  """Each process passes one entry of the mapped axis per local device of the pmap."""
+  me = _devices.process_index()
+  mine = [d for d in devices if getattr(d, "process_index", 0) == me]
+  if len(mine) != size:
+    raise ValueError(
+        f"pmap across {_devices.process_count()} processes: each process passes its own "
+        "part of the mapped axis, one entry per local device of the pmap, but process "
+        f"{me} passed a mapped axis of size {size} while {len(mine)} of the pmap's "
+        f"{len(devices)} devices are local to it (jax.local_device_count() = "
+        f"{_devices.local_device_count()}).")
+
+
+def _run_across(entry, mesh, leaves, flat_axes, scale):
+  """One multi-process pmap call: ``leaves`` are this process's parts.  The
+  shard_map is traced on the global shapes (mapped axes ``scale`` times
+  longer) and run on this process's slabs (shard_map.run_process_local);
+  the outputs are this process's slabs, laid out on its local devices."""
+  from purejax._src.shard_map import run_process_local, shard_map_p
+  _, out_specs_box, mapped, traces = entry
+  avals = [core.get_aval(x) for x in leaves]
+  key = tuple(avals)
+  traced = traces.get(key)
+  if traced is None:
+    global_avals = [a if ax is None else a.update(
+        shape=a.shape[:ax] + (a.shape[ax] * scale,) + a.shape[ax + 1:])
+        for a, ax in zip(avals, flat_axes)]
+    tree_box = []
+
+    def flat(*xs):
+      out_leaves, tree = tree_util.tree_flatten(mapped(*xs))
+      tree_box.append(tree)
+      return out_leaves
+    closed, consts = pjit.trace_closed(flat, global_avals)
+    traced = traces[key] = (closed, consts, tree_box[0])
+  closed, consts, out_tree = traced
+  env = dict(zip(closed.jaxpr.invars, list(consts) + list(leaves)))
+  read = lambda v: v.val if isinstance(v, Literal) else env[v]
+  for eqn in closed.jaxpr.eqns:
+    if eqn.primitive is not shard_map_p:
+      raise ValueError(f"pmap across processes ran into {eqn.primitive} outside its "
+                       "shard_map; only the shard_map itself can run on local data")
+    outs = run_process_local([read(v) for v in eqn.invars], eqn.params)
+    env.update(zip(eqn.outvars, outs))
+  local_mesh = Mesh([d for d in mesh.devices.flat
+                     if getattr(d, "process_index", 0) == _devices.process_index()],
+                    mesh.axis_names)
+  outs = []
+  for v, spec in zip(closed.jaxpr.outvars, out_specs_box[1]):
+    value = read(v)
+    out = wrap_numpy(value, v.aval.update(shape=value.shape))
+    outs.append(with_sharding(out, NamedSharding(local_mesh, spec)))
+  return out_tree.unflatten(outs)

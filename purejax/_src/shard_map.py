@@ -24,6 +24,7 @@ from purejax._src import core
 from purejax._src import pjit
 from purejax._src import spmd
 from purejax._src import tree_util
+from purejax._src import vma
 from purejax._src.array import Array, with_sharding
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
@@ -176,22 +177,51 @@ def _cpu_count():
 def _shard_map_impl(*args, **params):
   if spmd.current() is not None:    # inside a device of another run: one device
     return [np.asarray(o) for o in emulate(*args, **params)]
+  return _run_blocks([np.asarray(x) for x in args], params, local_data=False)
+
+
+def run_process_local(args, params):
+  """Runs shard_map ``params`` on process-local data (a multi-process
+  pmap): each input is this process's slab of the global value (see
+  purejax/_src/process_local.py), and so is each output."""
+  return _run_blocks([np.asarray(x) for x in args], params, local_data=True)
+
+
+def _run_blocks(args, params, local_data):
+  """Runs the body on this process's devices; ``args`` are the global
+  values, or (``local_data``) this process's slabs of them."""
+  from purejax._src import process_local
   mesh, in_specs, out_specs = params["mesh"], params["in_specs"], params["out_specs"]
   names, axis_sizes = _manual(params)
   sizes = mesh.shape
   comm = spmd.make_communicator(names, axis_sizes, _run_devices(mesh, names))
-  args = [np.asarray(x) for x in args]
   local = list(comm.local_positions())
-  per_device = []
-  for pos in local:
-    where = _where(mesh, names, axis_sizes, pos)
-    per_device.append([x[_block_index(x.shape, s, sizes, where)]
-                       for x, s in zip(args, in_specs)])
-  exe = pjit.executable_for(params["jaxpr"], num_threads=body_num_threads(comm.size))
+  body_avals = params["jaxpr"].in_avals
+  per_device = [[] for _ in local]
+  for j, (x, s, a) in enumerate(zip(args, in_specs, body_avals)):
+    shape = _global_shape(a.shape, s, sizes)
+    box = tuple(slice(0, d) for d in shape)
+    if local_data:
+      box = process_local.local_box(shape, s, mesh, names, axis_sizes, local, "pmap")
+      if x.shape != tuple(b.stop - b.start for b in box):
+        raise ValueError(f"pmap: this process's part of argument {j} should have shape "
+                         f"{[b.stop - b.start for b in box]} (global shape {list(shape)}), "
+                         f"got {list(x.shape)}")
+    for k, pos in enumerate(local):
+      index = _block_index(shape, s, sizes, _where(mesh, names, axis_sizes, pos))
+      per_device[k].append(x[process_local.shift(index, box)])
+  exe = pjit.executable_for(params["jaxpr"], num_threads=body_num_threads(len(local)))
   results = dict(zip(local, spmd.run(comm, lambda pos, *blocks: exe(*blocks), per_device)))
-  out_avals = _shard_map_abstract_eval(*[core.get_aval(x) for x in args], **params)
-  return [_assemble(results, i, aval, spec, mesh, names, axis_sizes)
-          for i, (aval, spec) in enumerate(zip(out_avals, out_specs))]
+  out_avals = _shard_map_abstract_eval(*body_avals, **params)
+  outs = [(a.shape, s, mesh, names, axis_sizes) for a, s in zip(out_avals, out_specs)]
+  if local_data:
+    boxes = [process_local.local_box(*o, local, "pmap output") for o in outs]
+    remote = {}
+  else:
+    boxes = [None] * len(outs)
+    remote = process_local.gather_missing(comm, results, outs)
+  return [_assemble(results, i, aval, spec, mesh, names, axis_sizes, box, remote)
+          for i, (aval, spec, box) in enumerate(zip(out_avals, out_specs, boxes))]
 
 
 def _run_devices(mesh, names):
@@ -209,20 +239,20 @@ def _where(mesh, names, axis_sizes, pos):
   return where
 
 
-def _assemble(results, i, aval, spec, mesh, names, axis_sizes):
-  """Output ``i``'s global value: each device's block at its place; along
-  the manual axes ``spec`` does not name, device-group 0's copy."""
-  out = np.empty(aval.shape, aval.dtype)
-  used = {n for ns in _spec_names(spec, len(aval.shape)) for n in ns}
-  for pos in range(math.prod(axis_sizes)):
-    where = _where(mesh, names, axis_sizes, pos)
-    if any(where[n] for n in names if n not in used):
+def _assemble(results, i, aval, spec, mesh, names, axis_sizes, box=None, remote=None):
+  """Output ``i``'s global value (or its slab ``box``): each block at its
+  place, from a local device holding it (along the manual axes ``spec``
+  does not name: the lowest such position) else from ``remote`` (blocks
+  gathered from other processes, keyed by (i, lowest position))."""
+  from purejax._src import process_local
+  box = box or tuple(slice(0, d) for d in aval.shape)
+  out = np.empty(tuple(b.stop - b.start for b in box), aval.dtype)
+  for index, positions in process_local.blocks(aval.shape, spec, mesh, names, axis_sizes):
+    if not process_local.inside(index, box):
       continue
-    if pos not in results:
-      raise NotImplementedError(
-          "shard_map: an output block lives on another process's device; "
-          "assembling it across processes is not supported")
-    out[_block_index(aval.shape, spec, mesh.shape, where)] = results[pos][i]
+    pos = next((p for p in positions if p in results), None)
+    block = results[pos][i] if pos is not None else remote[(i, positions[0])]
+    out[process_local.shift(index, box)] = block
   return out
 
 
@@ -446,6 +476,13 @@ def _check_names(specs, manual, what):
               f"Check the {what} values passed to shard_map.")
 
 
+def _spec_paths(specs, out):
+  """Per output leaf, the key path of the out_specs entry that covers it."""
+  paths = tree_util.tree_map_with_path(lambda p, s: tree_util.keystr(p), specs,
+                                       is_leaf=_is_spec)
+  return tree_util.broadcast_prefix(paths, out, is_leaf=lambda x: isinstance(x, str))
+
+
 def _fun_name(f):
   return getattr(f, "__name__", type(f).__name__)
 
@@ -529,12 +566,18 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
   ``out_specs``.  Collectives over the mesh axis names communicate across
   the devices.
 
-  Differs from JAX: ``check_vma`` is recorded but no varying-axes types are
-  inferred (an output whose out_spec omits a mesh axis is taken from the
-  devices at index 0 of that axis; JAX would check it is replicated);
-  mesh axes outside ``axis_names`` simply replicate the computation; under
+  With ``check_vma=True`` values are typed by the mesh axes they vary over
+  as in JAX (pvary/psum_invariant in the body, JAX's error for an out_spec
+  that omits an axis the output varies over; see vma.py for the limits).
+  With ``check_vma=False`` such an output is taken from the devices at
+  index 0 of that axis.  Differs from JAX: mesh axes outside ``axis_names`` simply replicate the computation; under
   grad/linearize/vmap/transpose the shard_map runs as its one-device vmap
-  emulation (same values; see this module's docstring).
+  emulation (same values; see this module's docstring).  Across MPI
+  processes every process passes the global values (alike, or built by
+  make_array_from_process_local_data) and runs its own devices; an
+  output block no local device computed is gathered from the process
+  that did (one MPI allgather), so every process gets the whole global
+  value (JAX returns a non-addressable global Array instead).
   """
   if f is None:
     return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
@@ -569,22 +612,29 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     block_avals = [core.get_aval(x).update(shape=_block_shape(core.get_aval(x).shape, s, sizes))
                    for x, s in zip(leaves, specs)]
     out_box = []
+    names = tuple(n for n in the_mesh.axis_names if n in manual)
+    in_vmas = [{n for ns in _spec_names(s, len(s)) for n in ns} & manual for s in specs]
 
     def body(*blocks):
-      out = f(*tree_util.tree_unflatten(in_tree, blocks))
-      out_leaves, out_tree = tree_util.tree_flatten(out)
-      out_box[:] = [out, out_tree]
+      with (vma.checking(names, blocks, in_vmas) if check_vma
+            else contextlib.nullcontext()) as typed:
+        out = f(*tree_util.tree_unflatten(in_tree, blocks))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_vmas = [typed.vma_of(o) for o in out_leaves] if typed else None
+      out_box[:] = [out, out_tree, out_vmas]
       return out_leaves
 
-    names = tuple(n for n in the_mesh.axis_names if n in manual)
     with manual_axes(names, [sizes[n] for n in names]):
       closed, consts = pjit.trace_closed(body, block_avals)
-    out, out_tree = out_box
+    out, out_tree, out_vmas = out_box
     # (pmap passes a thunk: its out_specs follow the traced output's structure)
     specs_out = out_specs() if callable(out_specs) else out_specs
     out_flat_specs = _flat_specs(specs_out, out, "out_specs")
     _check_names(out_flat_specs, manual, "out_specs")
     _check_outputs(f, out, closed.out_avals, out_flat_specs)
+    if out_vmas is not None:
+      vma.check_out_specs(_fun_name(f), the_mesh, out_flat_specs, out_vmas,
+                          _spec_paths(specs_out, out))
     params = dict(jaxpr=closed, mesh=the_mesh,
                   in_specs=(P(),) * len(consts) + tuple(specs),
                   out_specs=tuple(out_flat_specs), check_vma=bool(check_vma),

@@ -186,8 +186,19 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
   """An Array laid out by ``sharding`` from this process's data.  In a
-  single process the local data is the whole array."""
+  single process the local data is the whole array.
+
+  Across processes (after ``purejax.distributed.initialize()``) the local
+  data is the slab of the global array that this process's devices hold
+  (``global_shape`` inferred from the sharding when None, as in JAX).
+  Differs from JAX: the processes' slabs are gathered through MPI, so every
+  process holds the whole global value (purejax arrays keep one host value).
+  """
   _check_sharding(sharding, "make_array_from_process_local_data")
+  from purejax._src import distributed
+  if distributed.global_state.comm is not None:
+    return _from_processes(sharding, np.asarray(local_data), global_shape,
+                           distributed.global_state.comm)
   local_shape = np.shape(local_data)
   if global_shape is not None and tuple(global_shape) != tuple(local_shape):
     raise ValueError(
@@ -195,6 +206,57 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
         "global_shape should be None or equal to local_data.shape.Got global_shape="
         f"{tuple(global_shape)} and local_data.shape={tuple(local_shape)}.")
   return put(local_data, sharding)
+
+
+def _local_slab(sharding, shape):
+  """Per dimension, (start, stop) of the blocks this process's devices hold."""
+  from purejax._src.devices import process_index
+  index_map = sharding.devices_indices_map(tuple(shape))
+  mine = [index_map[d] for d in sharding._device_assignment
+          if getattr(d, "process_index", 0) == process_index()]
+  if not mine:
+    raise ValueError(f"make_array_from_process_local_data: none of the devices of {sharding} "
+                     "belong to this process")
+  return [(min(ix[k].indices(n)[0] for ix in mine), max(ix[k].indices(n)[1] for ix in mine))
+          for k, n in enumerate(shape)]
+
+
+def _from_processes(sharding, local_data, global_shape, comm):
+  """The global Array whose slabs the processes hold (see the caller)."""
+  local_shape = local_data.shape
+  if global_shape is None:
+    # On a trial shape of n (the device count, divisible by every split)
+    # per dimension, count the blocks along each and this process's share.
+    n = len(sharding._device_assignment)
+    trial = (n,) * len(local_shape)
+    index_map = sharding.devices_indices_map(trial)
+    splits = [len({ix[k].indices(n)[0] for ix in index_map.values()}) for k in range(len(trial))]
+    slab = _local_slab(sharding, trial)
+    mine = [(stop - start) * s // n for (start, stop), s in zip(slab, splits)]
+    global_shape = tuple(d * s // m for d, s, m in zip(local_shape, splits, mine))
+  global_shape = tuple(global_shape)
+  slab = _local_slab(sharding, global_shape)
+  problem = None
+  if tuple(stop - start for start, stop in slab) != local_shape:
+    problem = (f"this process's devices hold the slab {slab} of the global shape "
+               f"{global_shape}, of shape {tuple(stop - start for start, stop in slab)}, but "
+               f"local_data has shape {local_shape}")
+  dtype = dtypes.canonicalize_dtype(local_data.dtype)
+  # Every process joins the allgather, so one that fails tells the others.
+  parts = comm.allgather(problem or (slab, local_data.astype(dtype, copy=False)))
+  for p, part in enumerate(parts):
+    if isinstance(part, str):
+      raise ValueError(f"make_array_from_process_local_data: on process {p}, {part}")
+  out = np.zeros(global_shape, dtype)
+  covered = np.zeros(global_shape, bool)
+  for part_slab, data in parts:
+    index = tuple(slice(start, stop) for start, stop in part_slab)
+    out[index] = data
+    covered[index] = True
+  if not covered.all():
+    raise ValueError("make_array_from_process_local_data: the processes' data do not "
+                     f"cover the global shape {global_shape}")
+  return with_sharding(wrap_numpy(out, core.ShapedArray(global_shape, dtype)), sharding)
 
 
 # ---------------------------------------------------------------------------

@@ -445,19 +445,9 @@ def pbroadcast(x, axis_name, source):
   return tree_util.tree_map(one, x)
 
 
-_PCAST_TO = ("unreduced", "reduced", "varying")
-
-
 def pcast(x, axis_name, *, to):
-  """``x`` unchanged: purejax does not track per-axis varying/reduced types
-  (shard_map's type system), so the cast only checks its arguments."""
-  if isinstance(axis_name, (set, frozenset)):
-    raise TypeError(f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}")
-  if not axis_name:
-    return x
-  if to not in _PCAST_TO:
-    raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
-  return x
-
+  """See purejax/_src/lax/parallel.py (shard_map's varying-axes types)."""
+  from purejax._src.lax.parallel import pcast as _pcast
+  return _pcast(x, axis_name, to=to)
 
 del _p

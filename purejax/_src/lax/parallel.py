@@ -202,6 +202,77 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
 ad.deflinear(psum_p, _psum_transpose)
 
 
+# -- pvary and psum_invariant: shard_map(check_vma=True)'s typed pair --------------------
+# Inside a check_vma body every value is typed by the mesh axes it varies
+# over (vma.py).  pvary casts an invariant value to varying (no data moves)
+# and psum_invariant sums a varying value into an invariant one; each is the
+# other's transpose, so gradients respect replication.  psum_p keeps its
+# untyped meaning (transpose = psum), used where vma is not tracked.
+
+def _pvary_abstract_eval(operand, *, axes):
+  _check_bound(axes, "pvary")
+  return operand
+
+
+def _pvary_batch(trace, vals, dims, *, axes):
+  (x,), (d,) = vals, dims
+  rest = tuple(a for a in axes if a != trace.axis_name)
+  return (pvary_p.bind(x, axes=rest) if rest else x), d
+
+
+def _pvary_transpose(ct, x, *, axes):
+  return [psum_invariant_p.bind(ct, axes=axes)]
+
+
+pvary_p = _collective("pvary", _pvary_abstract_eval, _pvary_batch,
+                      lambda params: params["axes"], transpose=_pvary_transpose)
+
+
+def _psum_invariant_abstract_eval(operand, *, axes):
+  _check_bound(axes, "psum")
+  return operand
+
+
+def _psum_invariant_batch(trace, vals, dims, *, axes):
+  (x,), (d,) = vals, dims
+  if trace.axis_name not in axes:
+    return psum_invariant_p.bind(x, axes=axes), d
+  y = _scale(trace.axis_size, x) if d is not_mapped else reduce_sum(x, (d,))
+  rest = tuple(a for a in axes if a != trace.axis_name)
+  return (psum_invariant_p.bind(y, axes=rest) if rest else y), not_mapped
+
+
+def _psum_invariant_transpose(ct, x, *, axes):
+  return [pvary_p.bind(ct, axes=axes)]
+
+
+psum_invariant_p = _collective("psum_invariant", _psum_invariant_abstract_eval,
+                               _psum_invariant_batch, lambda params: params["axes"],
+                               transpose=_psum_invariant_transpose)
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def pcast(x, axis_name, *, to):
+  """Changes the varying-manual-axes type of ``x`` (a pytree) over
+  ``axis_name`` inside ``shard_map(check_vma=True)``: ``to='varying'`` binds
+  ``pvary`` on an invariant value.  Differs from JAX: purejax has no
+  reduced/unreduced types, so those casts return ``x`` unchanged."""
+  from purejax._src import vma
+  if isinstance(axis_name, (set, frozenset)):
+    raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+  axes = _as_names(axis_name)
+  if not axes:
+    return x
+  if to not in _PCAST_TO:
+    raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                     f"{set(_PCAST_TO)}")
+  if to != "varying":
+    return x
+  _axis_size(axes)
+  return tree_util.tree_map(lambda leaf: vma.pcast_varying(leaf, axes), x)
+
+
 def _to_int_if_bool(x):
   if _leaf_aval(x).dtype == np.bool_:
     return convert_element_type(x, np.int32)
@@ -726,3 +797,12 @@ def _all_to_all_impl(x, *, axis_name, split_axis, concat_axis, axis_index_groups
   n = len(values)
   return np.concatenate([np.split(v, n, axis=split_axis)[k] for v in values],
                         axis=concat_axis)
+
+
+def _psum_invariant_impl(x, *, axes):
+  comm, pos = _bound(axes)
+  return comm.all_sum(pos, np.asarray(x), axes)
+
+
+psum_invariant_p.impl = _psum_invariant_impl
+pvary_p.impl = lambda x, *, axes: np.asarray(x)   # a change of type only
