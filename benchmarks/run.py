@@ -7,6 +7,12 @@ installed) into the output folder.
     python benchmarks/run.py                      # everything
     python benchmarks/run.py --quick              # tiny sizes, 1 repeat
     python benchmarks/run.py --only selu,dot --backends cpu,jax --out /tmp/b
+    python benchmarks/run.py --parallel           # only the parallel section
+
+The full run (no --only, with the cpu column) ends with the parallel
+benchmarks of ``benchmarks/parallel.py`` (2 CPU devices, MPI; about a
+minute); ``--parallel`` runs only those and writes ``parallel.md``,
+``--no-parallel`` skips them.
 """
 import argparse
 import datetime
@@ -23,6 +29,7 @@ import numpy as np
 # Runs from a checkout: the sibling module and the repository's purejax.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
+import parallel  # noqa: E402
 import workloads  # noqa: E402
 
 import purejax  # noqa: E402
@@ -355,15 +362,29 @@ def main(argv=None):
                       help="comma-separated columns: cpu (purejax C), numpy (purejax "
                            "NumPy backend), plain (hand-written NumPy), jax")
   parser.add_argument("--out", default=DEFAULT_OUT, help="folder for results.md/.png")
+  parser.add_argument("--parallel", action="store_true",
+                      help="only the parallel benchmarks (2 devices, MPI): parallel.md")
+  parser.add_argument("--no-parallel", action="store_true",
+                      help="skip the parallel benchmarks of a full run")
   args = parser.parse_args(argv)
   only = _split_list(args.only, names, "workloads")
   columns = _split_list(args.backends, COLUMNS, "backends")
   os.makedirs(args.out, exist_ok=True)
+  if args.parallel:
+    md = parallel.to_markdown(parallel.run(args.quick, "jax" in columns), args.quick)
+    with open(os.path.join(args.out, "parallel.md"), "w") as f:
+      f.write(md)
+    print(md)
+    return 0
   rows, notes = run(only, columns, args.quick)
   for c, note in notes.items():
     print(f"{LABELS[c]}: n/a ({note})")
   png_note = write_chart(rows, columns, os.path.join(args.out, "results.png"))
   md = to_markdown(rows, columns, notes, args.quick, png_note)
+  # The parallel section is part of a full run of the C backend.
+  if "cpu" in columns and len(only) == len(names) and not args.no_parallel:
+    print("parallel benchmarks (2 devices, MPI):")
+    md += "\n" + parallel.to_markdown(parallel.run(args.quick, "jax" in columns), args.quick)
   with open(os.path.join(args.out, "results.md"), "w") as f:
     f.write(md)
   print(md)

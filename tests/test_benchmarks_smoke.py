@@ -34,3 +34,33 @@ def test_quick_run_writes_table_with_every_workload(tmp_path):
 def test_rejects_unknown_workload(tmp_path):
   proc = _run(tmp_path, "--only", "nope")
   assert proc.returncode != 0 and "unknown workloads: nope" in proc.stderr
+
+
+PARALLEL_ROWS = ("pmap over 2 devices", "throughput, 2 devices / 1 device (1 core)",
+                 "psum itself / memcpy", "the collective alone")
+
+
+def test_quick_parallel_run_writes_its_section(tmp_path):
+  # JAX is left out (its own subprocesses): the purejax and MPI workers run.
+  proc = _run(tmp_path, "--parallel", "--backends", "cpu")
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  table = (tmp_path / "parallel.md").read_text()
+  assert table.startswith("## Parallel (2 CPU devices")
+  rows = [r for r in table.splitlines() if r.startswith("| ")]
+  for name in PARALLEL_ROWS:
+    row = [r for r in rows if name in r]
+    assert len(row) == 1, (name, table)
+    purejax_cell = row[0].strip("|").split("|")[1].strip()
+    assert purejax_cell.endswith(("ms", "x")) and "n/a" not in purejax_cell, row
+  # The workers checked pmap against jit and psum against its exact value.
+  assert "MISMATCH" not in table and "purejax: n/a" not in table, table
+  mpi = [r for r in rows if "MPI processes" in r]
+  assert mpi or "- mpi: n/a (" in table, table   # ran, or says why not
+
+
+def test_parallel_section_reports_missing_parts():
+  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+  import parallel
+  md = parallel.to_markdown({"notes": {"mpi": "mpirun not found"}})
+  assert "- mpi: n/a (mpirun not found)" in md
+  assert "| MLP step, batch 256, pmap over 2 devices (pmean of grads) | n/a | n/a |  |" in md

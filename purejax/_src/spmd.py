@@ -17,6 +17,9 @@ import threading
 import numpy as np
 
 _local = threading.local()
+# Sums up to this size are computed whole by every device (one barrier);
+# larger ones split between the devices (two barriers, half the adds each).
+SMALL_SUM_BYTES = 256 << 10
 
 
 class SpmdError(RuntimeError):
@@ -30,6 +33,8 @@ class Communicator:
     self.names, self.sizes = tuple(names), tuple(sizes)
     self.size = math.prod(self.sizes)
     self._slots = [None] * self.size
+    self._small_slots = ([None] * self.size, [None] * self.size)
+    self._turns = [0] * self.size   # per position: which small-slot list is next
     self._barrier = threading.Barrier(self.size)
 
   def coords(self, pos):
@@ -64,24 +69,31 @@ class Communicator:
     return values
 
   def all_sum(self, pos, value, names):
-    """The sum over ``pos``'s group, computed in parallel: each member adds
-    up one slice of the flattened result, which they all share."""
+    """The sum over ``pos``'s group.  A large value is added up in parallel
+    (each member sums one block of rows of the result, which they all
+    share); a small one by every member on its own, which saves a barrier."""
     members = self.group(pos, names)
     if len(members) == 1:
       return value
-    value = np.require(value, requirements="C")   # (ascontiguousarray makes 0-d 1-d)
-    # The first member allocates the result; the others find it in its slot.
-    out = np.empty_like(value) if members[0] == pos else None
+    value = np.asarray(value)
+    if value.nbytes <= SMALL_SUM_BYTES or value.ndim == 0:
+      # Two slot lists used in turn: a member writes this list again only
+      # after the next sum's barrier, when everyone has read this one.
+      turn = self._turns[pos] = self._turns[pos] ^ 1
+      slots = self._small_slots[turn]
+      slots[pos] = value
+      self._wait()
+      return _add_all([slots[q] for q in members], out=None)
+    # The first member allocates the result (C order); the others find it
+    # in its slot.  Strided inputs (a transposed gradient) are read as they are.
+    out = np.empty(value.shape, value.dtype) if members[0] == pos else None
     self._slots[pos] = (value, out)
     self._wait()
     values = [self._slots[q][0] for q in members]
     out = self._slots[members[0]][1]
     k, n = members.index(pos), len(members)
-    start, stop = value.size * k // n, value.size * (k + 1) // n
-    flat = out.reshape(-1)[start:stop]
-    np.add(values[0].reshape(-1)[start:stop], values[1].reshape(-1)[start:stop], out=flat)
-    for v in values[2:]:
-      np.add(flat, v.reshape(-1)[start:stop], out=flat)
+    rows = slice(len(value) * k // n, len(value) * (k + 1) // n)
+    _add_all([v[rows] for v in values], out=out[rows])
     self._wait()
     return out
 
@@ -102,6 +114,14 @@ class Communicator:
   def end_run(self, failures):
     """Called by ``run`` once every local device has finished, with
     their errors (a multi-process run tells the other processes here)."""
+
+
+def _add_all(values, out):
+  """values[0] + values[1] + ... in the order given (into ``out`` if given)."""
+  out = np.asarray(np.add(values[0], values[1], out=out))   # (a 0-d sum is a scalar)
+  for v in values[2:]:
+    np.add(out, v, out=out)
+  return out
 
 
 def current():
