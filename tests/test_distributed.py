@@ -183,3 +183,41 @@ def test_run_over_other_processes_devices_needs_initialize():
   with pytest.raises(RuntimeError, match=r"distributed.initialize\(\) first"):
     spmd.make_communicator(("i",), (2,), [jax.devices()[0], other])
   assert type(spmd.make_communicator(("i",), (1,), jax.devices()[:1])) is spmd.Communicator
+
+
+class _FakeMpi:
+  """Process 0's view of a 2-process MPI communicator whose process 1 says
+  ``other``: its Allreduce(MAX) and allgather combine the two."""
+
+  def __init__(self, other):
+    self.other, self.gathered = other, 0
+
+  def Allreduce(self, _inplace, buf, op):
+    from purejax._src import mpi_comm
+    digest = mpi_comm._digest(self.other)
+    np.maximum(buf, np.array([digest, -digest], np.int64), out=buf)
+
+  def allgather(self, value):
+    self.gathered += 1
+    return [value, self.other]
+
+
+def test_agreement_is_one_digest_unless_processes_differ():
+  """Processes that agree exchange only a digest; otherwise they gather what
+  each said (to name the difference)."""
+  pytest.importorskip("mpi4py")
+  from purejax._src import mpi_comm
+  what = ("psum", ("i",), ("float32[3]",))
+  mpi = _FakeMpi(("psum", ("i",), ("float32[3]",)))
+  assert mpi_comm._compare(mpi, what) is None and mpi.gathered == 0
+  for other in [("psum", ("i",), ("float32[4]",)), ("end",), ("failed", "ValueError: x")]:
+    mpi = _FakeMpi(other)
+    assert mpi_comm._compare(mpi, what) == [what, other] and mpi.gathered == 1
+  # The same in every process (Python's hash of a str is not).
+  code = ("from purejax._src import mpi_comm; "
+          "print(mpi_comm._digest(('psum', ('i',), ('float32[3]',))))")
+  seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+  run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONHASHSEED=seed))
+  assert int(run.stdout) == mpi_comm._digest(what), run.stderr
+  assert 0 <= mpi_comm._digest(what) < 2 ** 62

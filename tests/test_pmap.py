@@ -179,3 +179,47 @@ def test_jaxpr_matches_jax(cpu_devices):
          + str(jax.make_jaxpr(jax.pmap(lambda x: lax.psum(x, "i"), axis_name="i"))(
              jnp.arange(3.))))
   assert got == expect
+
+
+# -- no copies where a view is exact ------------------------------------------------------
+
+def test_outputs_view_shared_blocks(four):
+  """A psum's result (one buffer shared by the devices) and an input passed
+  through come back as read-only views, with the same values as copies."""
+  x = RNG.randn(4, 1 << 17).astype(np.float32)   # large: the devices share the sum
+  out = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(x)
+  total = ((x[0] + x[1]) + x[2]) + x[3]
+  np.testing.assert_allclose(out, np.broadcast_to(total, x.shape), rtol=1e-6, atol=1e-6)
+  value = np.asarray(out)
+  assert value.strides[0] == 0 and not value.flags.writeable
+  xa = jnp.asarray(x)
+  same = jax.pmap(lambda v: v, axis_name="i")(xa)
+  np.testing.assert_array_equal(same, x)
+  assert np.shares_memory(np.asarray(same), np.asarray(xa))
+  with pytest.raises(TypeError):
+    same[0] = 1.
+  # Distinct per-device results are copied into one array, replicated inputs shared.
+  out = jax.pmap(lambda v, w: v * w + lax.axis_index("i"), axis_name="i",
+                 in_axes=(0, None))(x, x[0])
+  np.testing.assert_allclose(out, x * x[0] + np.arange(4)[:, None], rtol=1e-6)
+
+
+def test_body_runs_without_edge_squeezes(four):
+  """The pmap body's squeezes of its inputs and expand_dims of its outputs
+  are done on the blocks by NumPy, not by the compiled body."""
+  from purejax._src import block_views
+  f = jax.pmap(lambda v, w: (jnp.sin(v) @ w, v), axis_name="i", in_axes=(0, None))
+  text = str(jax.make_jaxpr(f)(np.ones((4, 2, 3), np.float32), np.ones((3, 5), np.float32)))
+  assert "squeeze" in text and "broadcast_in_dim" in text
+  bodies = [e.params["jaxpr"] for e in jax.make_jaxpr(f)(
+      np.ones((4, 2, 3), np.float32), np.ones((3, 5), np.float32)).jaxpr.eqns[0]
+      .params["jaxpr"].eqns if e.primitive.name == "shard_map"]
+  body, in_shapes, out_shapes = block_views.without_edge_axes(bodies[0])
+  assert in_shapes == [(2, 3), None] and out_shapes == [(1, 2, 5), (1, 2, 3)]
+  names = [e.primitive.name for e in body.jaxpr.eqns]
+  assert "squeeze" not in names and "broadcast_in_dim" not in names, names
+  x = RNG.randn(4, 2, 3).astype(np.float32)
+  w = RNG.randn(3, 5).astype(np.float32)
+  got = f(x, w)
+  np.testing.assert_allclose(got[0], np.sin(x) @ w, rtol=1e-5, atol=1e-6)
+  np.testing.assert_array_equal(got[1], x)

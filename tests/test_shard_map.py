@@ -213,3 +213,87 @@ def test_jaxpr_matches_jax(mesh22):
   f = smap(lambda a: lax.psum(a * 2, "x"), mesh22, P("x", "y"), P(None, "y"),
            check_vma=False)
   assert str(jax.make_jaxpr(f)(np.ones((4, 4), np.float32))) == expect
+
+
+# -- assembling outputs without copies ------------------------------------------------------
+
+def test_outputs_view_inputs_and_shared_sums(mesh4):
+  x = jnp.asarray(RNG.randn(6, 8).astype(np.float32))
+  # Column blocks of the input, passed through: the input itself, viewed.
+  out = smap(lambda a: a, mesh4, P(None, "i"), P(None, "i"))(x)
+  np.testing.assert_array_equal(out, x)
+  assert np.shares_memory(np.asarray(out), np.asarray(x))
+  # A large psum's blocks are one shared buffer, but 2 rows thick: tiled by copying.
+  big = RNG.randn(8, 1 << 15).astype(np.float32)
+  out = smap(lambda a: lax.psum(a, "i"), mesh4, P("i"), P("i"))(big)
+  blocks = big.reshape(4, 2, -1)
+  total = ((blocks[0] + blocks[1]) + blocks[2]) + blocks[3]
+  np.testing.assert_allclose(out, np.tile(total, (4, 1)), rtol=1e-6, atol=1e-6)
+  # Replicated (P()) output: one device's block, as it is.
+  out = smap(lambda a: lax.psum(a, "i"), mesh4, P("i"), P(), check_vma=False)(big)
+  np.testing.assert_allclose(out, total, rtol=1e-6, atol=1e-6)
+
+
+# -- make_jaxpr(axis_env=...) -------------------------------------------------------------
+
+# What JAX 0.10.2 prints for the same calls.
+_AXIS_ENV_JAXPRS = [
+    (lambda x, y: lax.psum((x, y), "i"), [("i", 2)], (1., 2.), """\
+{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = psum[axes=('i',) axis_index_groups=None] a
+    d:f32[] = psum[axes=('i',) axis_index_groups=None] b
+  in (c, d) }"""),
+    (lambda x: lax.axis_index("i") + lax.psum(x, ("i", "j")), [("i", 2), ("j", 3)],
+     (np.ones(3, np.float32),), """\
+{ lambda ; a:f32[3]. let
+    b:i32[] = axis_index[axis_name=i] 
+    c:f32[3] = psum[axes=('i', 'j') axis_index_groups=None] a
+    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+    e:f32[3] = add d c
+  in (e,) }"""),
+    (lambda x: lax.pmean(x, "i") * lax.all_gather(x, "i").sum(), [("i", 4)],
+     (np.ones(3, np.float32),), """\
+{ lambda ; a:f32[3]. let
+    b:f32[3] = psum[axes=('i',) axis_index_groups=None] a
+    c:f32[3] = div b 4.0:f32[]
+    d:f32[4,3] = all_gather[
+      all_gather_dimension=0
+      axis_index_groups=None
+      axis_name=('i',)
+      axis_size=4
+      tiled=False
+    ] a
+    e:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d
+    f:f32[3] = mul c e
+  in (f,) }"""),
+    (lambda x: jax.jit(lambda y: lax.psum(y, "i"))(x), [("i", 2)], (1.,), """\
+{ lambda ; a:f32[]. let
+    b:f32[] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[]. let
+          b:f32[] = psum[axes=('i',) axis_index_groups=None] a
+        in (b,) }
+    ] a
+  in (b,) }"""),
+    (lambda x: lax.psum(1, "i"), [("i", 2)], (1.,), """\
+{ lambda ; a:f32[]. let  in (2:i32[],) }"""),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_AXIS_ENV_JAXPRS)))
+def test_make_jaxpr_axis_env(case):
+  f, env, args, want = _AXIS_ENV_JAXPRS[case]
+  assert str(jax.make_jaxpr(f, axis_env=env)(*args)) == want
+
+
+def test_make_jaxpr_axis_env_errors_and_grad():
+  with pytest.raises(NameError, match="unbound axis name: k"):
+    jax.make_jaxpr(lambda x: lax.psum(x, "k"), axis_env=[("i", 2)])(1.)
+  with pytest.raises(NameError, match="unbound axis name: i"):
+    jax.make_jaxpr(lambda x: lax.psum(x, "i"))(1.)
+  closed, shape = jax.make_jaxpr(lambda x: lax.psum(x, "i"), axis_env=[("i", 2)],
+                                 return_shape=True)(np.float32(1.))
+  assert shape == jax.ShapeDtypeStruct((), np.float32) and "psum" in str(closed)
+  text = str(jax.make_jaxpr(jax.grad(lambda x: lax.psum(x * x, "i")),
+                            axis_env=[("i", 2)])(np.float32(1.)))
+  assert text.count("psum[axes=('i',)") == 2, text

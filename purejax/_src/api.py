@@ -495,15 +495,21 @@ def disable_jit(disable=True):
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
                abstracted_axes=None):
-  """``make_jaxpr(f)(*args)`` is the ClosedJaxpr ``jit`` would trace."""
+  """``make_jaxpr(f)(*args)`` is the ClosedJaxpr ``jit`` would trace.
+  ``axis_env`` ([(name, size)]) binds axis names while tracing, so that
+  collectives over them can be traced outside pmap/shard_map."""
+  import operator
   static_argnums, static_argnames = _normalize_argnums(fun, static_argnums, ())
+  axis_env = [(name, operator.index(size)) for name, size in (axis_env or ())]
 
   @functools.wraps(fun)
   def make(*args, **kwargs):
+    from purejax._src.shard_map import manual_axes
     split = _CallSignature(args, kwargs, static_argnums, static_argnames)
     names = _arg_names(fun, split, args, kwargs)
     in_avals = [_leaf_aval(fun, x, n) for x, n in zip(split.leaves, names)]
-    jaxpr, consts, out_tree = _trace_call(fun, split, args, kwargs, in_avals)
+    with manual_axes([n for n, _ in axis_env], [k for _, k in axis_env]):
+      jaxpr, consts, out_tree = _trace_call(fun, split, args, kwargs, in_avals)
     closed = ClosedJaxpr(jaxpr, consts)
     if return_shape:
       shapes = out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)

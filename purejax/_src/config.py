@@ -199,6 +199,11 @@ config.define("purejax_compile_sync", False,
 config.define("purejax_disk_cache", True,
               help="Keep compiled kernels in purejax_cache_dir (PUREJAX_DISK_CACHE=0: build "
                    "each in a private temporary directory, removed once loaded).")
+config.define("purejax_malloc_tuning", True,
+              help="Read when purejax is imported (PUREJAX_MALLOC_TUNING=0 turns it off): "
+                   "on glibc, keep the memory of freed large arrays for reuse instead of "
+                   "returning it to the system (mallopt thresholds), which saves page faults "
+                   "on every large temporary; the process keeps up to its peak heap size.")
 config.define("purejax_debug", 0, kind=int,
               help="What to print to stderr: 1 (PUREJAX_DEBUG=1) each jaxpr jit traces; 2 "
                    "also each fusion plan, its generated C source and the kernel cache's "

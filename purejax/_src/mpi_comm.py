@@ -6,12 +6,16 @@ the values of the local threads, then one thread per process -- the one
 that called ``spmd.run`` -- talks to the other processes through mpi4py:
 ``Allreduce`` on buffers for sums, ``Allgather`` for general exchanges.
 
-Every cross-process step starts with a small ``allgather`` of what each
-process is about to do (the collective, its axes, shapes and dtypes), so a
-process that disagrees -- or that failed -- is reported by every process
-instead of leaving the others waiting.  At the end of each run the
-processes meet once more for the same reason.
+Every cross-process step starts by checking that the processes agree on
+what they are about to do (the collective, its axes, shapes and dtypes),
+so a process that disagrees -- or that failed -- is reported by every
+process instead of leaving the others waiting.  The check is one tiny
+``Allreduce`` of a 64-bit digest of that description; only when the
+digests differ do the processes ``allgather`` the descriptions themselves
+to say what differs.  At the end of each run the processes meet once more
+for the same reason.
 """
+import hashlib
 import threading
 
 import numpy as np
@@ -105,7 +109,9 @@ class MpiCommunicator(Communicator):
     """Tells every process what this one is about to do and checks they
     all do the same; raises ProcessError (everywhere) otherwise."""
     self._step += 1
-    told = self._mpi.allgather(what)
+    told = _compare(self._mpi, what)
+    if told is None:
+      return
     failed = [(p, t) for p, t in enumerate(told) if t[0] == "failed"]
     if failed:
       p, t = failed[0]
@@ -183,9 +189,17 @@ class MpiCommunicator(Communicator):
     first = mine[0]
     groups = self.size // len(self.group(self._leader, names))
     keys = [self._group_key(q, names) for q in self._local]
-    partial = np.zeros((groups,) + first.shape, first.dtype)
+    partial = np.empty((groups,) + first.shape, first.dtype)
+    seen = set()
     for key, v in zip(keys, mine):   # combine the local devices first
-      partial[key] += v
+      if key in seen:
+        partial[key] += v
+      else:
+        partial[key] = v
+        seen.add(key)
+    if len(seen) < groups:   # groups with no local member add nothing
+      for key in set(range(groups)) - seen:
+        partial[key] = 0
     if first.dtype in _MPI_DTYPES:
       from mpi4py import MPI
       self._mpi.Allreduce(MPI.IN_PLACE, partial, op=MPI.SUM)
@@ -205,7 +219,7 @@ class MpiCommunicator(Communicator):
       return   # every process already saw the failure at the same step
     if failures:
       first = next((e for e in failures if not isinstance(e, SpmdError)), failures[0])
-      self._mpi.allgather(("failed", f"{type(first).__name__}: {first}"))
+      _compare(self._mpi, ("failed", f"{type(first).__name__}: {first}"))
       return
     self._agree(("end",))
 
@@ -217,4 +231,26 @@ def report_failure(error):
   device of this process had failed.  Nothing to do in a single process."""
   comm = distributed.global_state.comm
   if comm is not None:
-    comm.allgather(("failed", f"{type(error).__name__}: {error}"))
+    _compare(comm, ("failed", f"{type(error).__name__}: {error}"))
+
+
+def _digest(what):
+  """A 62-bit digest of a description (the same in every process, unlike
+  ``hash``; 62 bits so that its negation fits an int64 too)."""
+  data = hashlib.blake2b(repr(what).encode(), digest_size=8).digest()
+  return int.from_bytes(data, "little") >> 2
+
+
+def _compare(mpi, what):
+  """None if every process passed an equal ``what``, else every process's
+  ``what`` (in process order).  Every process of ``mpi`` calls it at the
+  same point: one Allreduce of (digest, -digest) under MAX tells whether
+  the largest and the smallest digests agree; only then the descriptions
+  themselves are gathered."""
+  from mpi4py import MPI
+  digest = _digest(what)
+  buf = np.array([digest, -digest], np.int64)
+  mpi.Allreduce(MPI.IN_PLACE, buf, op=MPI.MAX)
+  if buf[0] == digest and buf[1] == -digest:
+    return None
+  return mpi.allgather(what)

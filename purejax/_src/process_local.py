@@ -13,6 +13,7 @@ answers, for one global value:
 - the blocks no local device computed, gathered from the processes that
   did (``gather_missing``, one MPI allgather).
 """
+import functools
 import math
 
 
@@ -21,8 +22,9 @@ def _shard_map():
   return shard_map
 
 
+@functools.lru_cache(maxsize=4096)   # read for every output of every run
 def blocks(shape, spec, mesh, names, axis_sizes):
-  """[(index, positions)] per distinct block of a value of ``shape``:
+  """((index, positions), ...) per distinct block of a value of ``shape``:
   its slices and the positions holding it, in increasing order."""
   sm = _shard_map()
   used = {n for ns in sm._spec_names(spec, len(shape)) for n in ns}
@@ -33,7 +35,7 @@ def blocks(shape, spec, mesh, names, axis_sizes):
     if key not in groups:
       groups[key] = (sm._block_index(shape, spec, mesh.shape, where), [])
     groups[key][1].append(pos)
-  return list(groups.values())
+  return tuple((index, tuple(positions)) for index, positions in groups.values())
 
 
 def inside(index, box):
@@ -45,6 +47,7 @@ def shift(index, box):
   return tuple(slice(s.start - b.start, s.stop - b.start) for s, b in zip(index, box))
 
 
+@functools.lru_cache(maxsize=4096)   # read for every input and output of every run
 def local_box(shape, spec, mesh, names, axis_sizes, local, what):
   """The slab of a global value of ``shape`` that this process's positions
   ``local`` hold.  Raises ValueError unless every block inside it is held

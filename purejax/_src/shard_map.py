@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from purejax._src import block_views
 from purejax._src import core
 from purejax._src import pjit
 from purejax._src import spmd
@@ -189,29 +190,39 @@ def run_process_local(args, params):
 
 def _run_blocks(args, params, local_data):
   """Runs the body on this process's devices; ``args`` are the global
-  values, or (``local_data``) this process's slabs of them."""
+  values, or (``local_data``) this process's slabs of them.  Each device
+  gets views of its blocks (never copies: a replicated input is the same
+  array on every device)."""
   from purejax._src import process_local
   mesh, in_specs, out_specs = params["mesh"], params["in_specs"], params["out_specs"]
   names, axis_sizes = _manual(params)
-  sizes = mesh.shape
   comm = spmd.make_communicator(names, axis_sizes, _run_devices(mesh, names))
-  local = list(comm.local_positions())
+  local = tuple(comm.local_positions())
   body_avals = params["jaxpr"].in_avals
   per_device = [[] for _ in local]
   for j, (x, s, a) in enumerate(zip(args, in_specs, body_avals)):
-    shape = _global_shape(a.shape, s, sizes)
-    box = tuple(slice(0, d) for d in shape)
+    shape = _global_shape(a.shape, s, mesh.shape)
     if local_data:
       box = process_local.local_box(shape, s, mesh, names, axis_sizes, local, "pmap")
       if x.shape != tuple(b.stop - b.start for b in box):
         raise ValueError(f"pmap: this process's part of argument {j} should have shape "
                          f"{[b.stop - b.start for b in box]} (global shape {list(shape)}), "
                          f"got {list(x.shape)}")
-    for k, pos in enumerate(local):
-      index = _block_index(shape, s, sizes, _where(mesh, names, axis_sizes, pos))
-      per_device[k].append(x[process_local.shift(index, box)])
-  exe = pjit.executable_for(params["jaxpr"], num_threads=body_num_threads(len(local)))
-  results = dict(zip(local, spmd.run(comm, lambda pos, *blocks: exe(*blocks), per_device)))
+      indexes = [process_local.shift(index, box)
+                 for index in _position_indexes(shape, s, mesh, names, axis_sizes, local)]
+    elif not _spec_names_any(s):
+      indexes = [None] * len(local)
+    else:
+      indexes = _position_indexes(shape, s, mesh, names, axis_sizes, local)
+    for k, index in enumerate(indexes):
+      per_device[k].append(x if index is None else x[index])
+  body, in_shapes, out_shapes = block_views.without_edge_axes(params["jaxpr"])
+  exe = pjit.executable_for(body, num_threads=body_num_threads(len(local)))
+
+  def device(pos, *blocks):
+    outs = exe(*[b if s is None else b.reshape(s) for b, s in zip(blocks, in_shapes)])
+    return [o if s is None else np.reshape(o, s) for o, s in zip(outs, out_shapes)]
+  results = dict(zip(local, spmd.run(comm, device, per_device)))
   out_avals = _shard_map_abstract_eval(*body_avals, **params)
   outs = [(a.shape, s, mesh, names, axis_sizes) for a, s in zip(out_avals, out_specs)]
   if local_data:
@@ -222,6 +233,17 @@ def _run_blocks(args, params, local_data):
     remote = process_local.gather_missing(comm, results, outs)
   return [_assemble(results, i, aval, spec, mesh, names, axis_sizes, box, remote)
           for i, (aval, spec, box) in enumerate(zip(out_avals, out_specs, boxes))]
+
+
+def _spec_names_any(spec):
+  return any(_entry_names(e) for e in spec)
+
+
+@functools.lru_cache(maxsize=4096)   # read for every input of every run
+def _position_indexes(shape, spec, mesh, names, axis_sizes, positions):
+  """The slices of the block of each of ``positions``."""
+  return tuple(_block_index(shape, spec, mesh.shape, _where(mesh, names, axis_sizes, pos))
+               for pos in positions)
 
 
 def _run_devices(mesh, names):
@@ -243,16 +265,26 @@ def _assemble(results, i, aval, spec, mesh, names, axis_sizes, box=None, remote=
   """Output ``i``'s global value (or its slab ``box``): each block at its
   place, from a local device holding it (along the manual axes ``spec``
   does not name: the lowest such position) else from ``remote`` (blocks
-  gathered from other processes, keyed by (i, lowest position))."""
+  gathered from other processes, keyed by (i, lowest position)).  When the
+  blocks already lie in one buffer at the right places (a psum's result,
+  shared by the devices; blocks of an input passed through) the value is
+  a read-only view of it instead of a copy."""
   from purejax._src import process_local
   box = box or tuple(slice(0, d) for d in aval.shape)
-  out = np.empty(tuple(b.stop - b.start for b in box), aval.dtype)
+  placed = []
   for index, positions in process_local.blocks(aval.shape, spec, mesh, names, axis_sizes):
     if not process_local.inside(index, box):
       continue
     pos = next((p for p in positions if p in results), None)
     block = results[pos][i] if pos is not None else remote[(i, positions[0])]
-    out[process_local.shift(index, box)] = block
+    placed.append((process_local.shift(index, box), block))
+  shape = tuple(b.stop - b.start for b in box)
+  view = block_views.as_view(placed, shape, aval.dtype)
+  if view is not None:
+    return view
+  out = np.empty(shape, aval.dtype)
+  for index, block in placed:
+    out[index] = block
   return out
 
 

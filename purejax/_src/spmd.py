@@ -70,32 +70,52 @@ class Communicator:
 
   def all_sum(self, pos, value, names):
     """The sum over ``pos``'s group.  A large value is added up in parallel
-    (each member sums one block of rows of the result, which they all
-    share); a small one by every member on its own, which saves a barrier."""
+    (each member sums one block of the result, which they all share); a
+    small one by every member on its own, which saves a barrier."""
+    return self._sums(pos, [value], names)[0]
+
+  def all_sum_many(self, pos, values, names):
+    """``[all_sum(pos, v, names) for v in values]`` in one exchange (one
+    or two barriers for all of them; each sum as ``all_sum`` computes it,
+    so the results are the same).  A subclass that changes ``all_sum``
+    alone gets one ``all_sum`` per value."""
+    if type(self).all_sum is not Communicator.all_sum:
+      return [self.all_sum(pos, v, names) for v in values]
+    return self._sums(pos, values, names)
+
+  def _sums(self, pos, values, names):
     members = self.group(pos, names)
+    values = [np.asarray(v) for v in values]
     if len(members) == 1:
-      return value
-    value = np.asarray(value)
-    if value.nbytes <= SMALL_SUM_BYTES or value.ndim == 0:
+      return values
+    if all(_summed_whole(v) for v in values):
       # Two slot lists used in turn: a member writes this list again only
-      # after the next sum's barrier, when everyone has read this one.
+      # after the next collective's barrier, when everyone has read this one.
       turn = self._turns[pos] = self._turns[pos] ^ 1
       slots = self._small_slots[turn]
-      slots[pos] = value
+      slots[pos] = values
       self._wait()
-      return _add_all([slots[q] for q in members], out=None)
-    # The first member allocates the result (C order); the others find it
-    # in its slot.  Strided inputs (a transposed gradient) are read as they are.
-    out = np.empty(value.shape, value.dtype) if members[0] == pos else None
-    self._slots[pos] = (value, out)
+      return [_add_all([slots[q][i] for q in members], out=None) for i in range(len(values))]
+    # The first member allocates the large results (C order); the others
+    # find them in its slot.
+    first = members[0] == pos
+    outs = [None if _summed_whole(v) else np.empty(v.shape, v.dtype) if first else None
+            for v in values]
+    self._slots[pos] = (values, outs)
     self._wait()
-    values = [self._slots[q][0] for q in members]
-    out = self._slots[members[0]][1]
+    everyone = [self._slots[q][0] for q in members]
+    shared = self._slots[members[0]][1]
     k, n = members.index(pos), len(members)
-    rows = slice(len(value) * k // n, len(value) * (k + 1) // n)
-    _add_all([v[rows] for v in values], out=out[rows])
-    self._wait()
-    return out
+    results = []
+    for i, out in enumerate(shared):
+      parts = [vals[i] for vals in everyone]
+      if out is None:
+        results.append(_add_all(parts, out=None))
+      else:
+        _add_block(parts, out, k, n)
+        results.append(out)
+    self._wait()   # every block is written; the slots may be reused
+    return results
 
   def _wait(self):
     try:
@@ -114,6 +134,28 @@ class Communicator:
   def end_run(self, failures):
     """Called by ``run`` once every local device has finished, with
     their errors (a multi-process run tells the other processes here)."""
+
+
+def _summed_whole(value):
+  return value.nbytes <= SMALL_SUM_BYTES or value.ndim == 0
+
+
+def _add_block(values, out, k, n):
+  """Member ``k`` of ``n``'s share of ``out = values[0] + values[1] + ...``
+  (``out`` in C order): a k-th of the elements when all are contiguous, else
+  of the rows."""
+  if all(v.flags.c_contiguous for v in values):
+    values, out = [v.reshape(-1) for v in values], out.reshape(-1)
+  elif out.ndim > 1 and all(v.T.flags.c_contiguous for v in values):
+    # Transposed values (weight gradients): NumPy adds arrays whose strides
+    # differ from out's one element at a time, 20x slower; add them in
+    # their own order, then copy the block into out (one strided pass).
+    values, out = [v.T for v in values], out.T
+    rows = slice(len(out) * k // n, len(out) * (k + 1) // n)
+    out[rows] = _add_all([v[rows] for v in values], out=None)
+    return
+  rows = slice(len(out) * k // n, len(out) * (k + 1) // n)
+  _add_all([v[rows] for v in values], out=out[rows])
 
 
 def _add_all(values, out):

@@ -15,7 +15,10 @@ import threading
 import warnings
 
 from purejax._src.config import config
-from purejax._src.backends import numpy_backend
+from purejax._src.backends import malloc_tuning, numpy_backend
+
+if config.purejax_malloc_tuning:   # once, at import (malloc_tuning.py says why)
+  malloc_tuning.apply()
 
 _warned = set()
 

@@ -11,6 +11,7 @@ only for small jaxprs, and only once they have proven to be called again.
 import numpy as np
 
 from purejax._src import fp_errors
+from purejax._src.backends import psum_fusion
 from purejax._src.jaxpr import DropVar, Literal
 
 _HOT_CALLS = 2            # the call that generates the straight-line version
@@ -86,7 +87,7 @@ def _interpreter(jaxpr):
   # Distinct inputs (always, in a well-formed jaxpr) fill the first slots.
   distinct = in_slots == list(range(num_in))
   steps = []
-  for e in jaxpr.eqns:
+  for e in _schedule(jaxpr.eqns):
     ins = [slot(v) for v in e.invars]
     outs = []
     for v in e.outvars:   # outputs always get fresh slots
@@ -134,7 +135,7 @@ def _straight_line(jaxpr):
     params.append(f"a{i}")
     names[v] = f"a{i}"   # a variable listed twice: the last position wins
   body = []
-  for k, e in enumerate(jaxpr.eqns):
+  for k, e in enumerate(_schedule(jaxpr.eqns)):
     call = f"{const(e.primitive.impl)}({', '.join(use(v) for v in e.invars)}"
     call += f", **{const(e.params)})" if e.params else ")"
     outs = []
@@ -163,6 +164,13 @@ def _straight_line(jaxpr):
   run = ns["run"]
   run.source = source
   return run
+
+
+def _schedule(eqns):
+  """The equations in running order: independent psums fused into one
+  exchange (psum_fusion.py)."""
+  return psum_fusion.schedule(eqns, eqn_of=lambda e: e, reads_of=lambda e: e.invars,
+                              writes_of=lambda e: e.outvars, make_item=lambda e: e)
 
 
 def _as_dtype(value, dtype):

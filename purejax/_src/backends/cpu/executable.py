@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from purejax._src.backends import numpy_backend
+from purejax._src.backends import numpy_backend, psum_fusion
 from purejax._src.backends.cpu import blas, fusion, program
 from purejax._src.config import config
 from purejax._src.jaxpr import Literal
@@ -65,6 +65,8 @@ def compile_jaxpr(jaxpr, num_threads=None):
   release = lib.pj_release
   release.restype, release.argtypes = None, []
   weakref.finalize(run, release)
+  run.kept_blocks = lib.pj_kept_blocks   # () -> scratch blocks kept now (tests)
+  run.kept_blocks.restype, run.kept_blocks.argtypes = ctypes.c_int, []
   return run
 
 
@@ -95,7 +97,14 @@ def _runner(plan, segments, lib, source):
       if step in by_first_step:
         steps.append((True, by_first_step[step]))
     else:
-      steps.append((False, _host_call(step.eqn)))
+      steps.append((False, step.eqn))
+  # Independent psums run as one exchange (an SPMD run's devices meet once).
+  steps = psum_fusion.schedule(
+      steps, eqn_of=lambda s: None if s[0] else s[1],
+      reads_of=lambda s: [v for v, _ in s[1].inputs] if s[0] else s[1].invars,
+      writes_of=lambda s: [v for v, _, _ in s[1].outputs] if s[0] else s[1].outvars,
+      make_item=lambda eqn: (False, eqn))
+  steps = [(True, s) if compiled else (False, _host_call(s)) for compiled, s in steps]
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
   if len(steps) == 1 and steps[0][0]:
     run = _single_segment_runner(steps[0][1], invars, outvars)

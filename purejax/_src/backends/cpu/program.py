@@ -78,8 +78,13 @@ class _Unit:
     if self.uses_blas:
       head.append(blas.C_DECLARATIONS)
     # Frees the memory functions keep between calls (when the executable goes).
-    release = ["void pj_release(void) {"] + [f"  free({a}); {a} = 0;" for a in self.kept_arenas]
-    return "\n".join(head + self.functions + release + ["}", ""])
+    release = ["void pj_release(void) {"] + [
+        f"  for (int i = 0; i < {_POOL}; i++) {{ free({a}[i]); {a}[i] = 0; }}"
+        for a in self.kept_arenas] + ["}"]
+    # How many blocks the functions keep (for tests of the pools).
+    kept = ["int pj_kept_blocks(void) {", "  int n = 0;"] + [
+        f"  for (int i = 0; i < {_POOL}; i++) n += {a}[i] != 0;" for a in self.kept_arenas]
+    return "\n".join(head + self.functions + release + kept + ["  return n;", "}", ""])
 
 
 def _reads(unit, plan, step):
@@ -208,11 +213,16 @@ _SIZES = {"float": 4, "double": 8, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uin
 # large allocations are fresh pages, and faulting them in costs more than
 # the computation of many kernels.
 _KEEP_BYTES = 32 << 20
+# Blocks kept per function: concurrent calls (the devices of an SPMD run
+# calling the same compiled body) each take their own; a call that finds
+# all of them busy allocates and frees its own.
+_POOL = 8
 
 
 class _Arena:
-  """A function's temporary buffers carved from one block, kept for the
-  next call (when small enough and not in use by a concurrent call)."""
+  """A function's temporary buffers carved from one block; up to ``_POOL``
+  blocks are kept for later calls (when small enough), each taken by one
+  call at a time."""
 
   def __init__(self, name, buffers):
     self.name, self.buffers = name, buffers
@@ -226,20 +236,23 @@ class _Arena:
   def statics(self):
     if not self.keep:
       return []
-    return [f"static char* {self.name}_arena;",
-            f"static volatile char {self.name}_busy;"]
+    return [f"static char* {self.name}_arena[{_POOL}];",
+            f"static volatile char {self.name}_busy[{_POOL}];"]
 
   def acquire(self):
     if not self.buffers:
       return []
     lines = ["char* arena = 0;"]
     if self.keep:
-      # One call at a time reuses the kept block; a concurrent one allocates.
-      lines += [f"const int own = !__atomic_test_and_set(&{self.name}_busy, __ATOMIC_ACQUIRE);",
-                f"if (own) arena = {self.name}_arena;"]
+      # The first free slot's block (allocated on its first use).
+      lines += ["int slot = -1;",
+                f"for (int i = 0; i < {_POOL}; i++)",
+                f"  if (!__atomic_test_and_set(&{self.name}_busy[i], __ATOMIC_ACQUIRE)) "
+                "{ slot = i; break; }",
+                f"if (slot >= 0) arena = {self.name}_arena[slot];"]
     lines += [f"if (!arena) arena = (char*)malloc({self.total});", "if (!arena) goto done;"]
     if self.keep:
-      lines.append(f"if (own) {self.name}_arena = arena;")
+      lines.append(f"if (slot >= 0) {self.name}_arena[slot] = arena;")
     lines += [f"{ct}* {name} = ({ct}*)(arena + {off});"
               for (name, ct, _), off in zip(self.buffers, self.offsets)]
     return lines
@@ -249,5 +262,5 @@ class _Arena:
       return []
     if not self.keep:
       return ["free(arena);"]
-    return [f"if (own) __atomic_clear(&{self.name}_busy, __ATOMIC_RELEASE);",
+    return [f"if (slot >= 0) __atomic_clear(&{self.name}_busy[slot], __ATOMIC_RELEASE);",
             "else free(arena);"]
