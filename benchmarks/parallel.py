@@ -59,17 +59,7 @@ def _make_step(jax, jnp, axis_name=None):
   """One Adam step of the MLP workload; with ``axis_name``, the gradients and
   the loss are averaged over that axis (data parallelism)."""
   import workloads as w
-  tree_map = jax.tree_util.tree_map
-
-  def loss(params, x, y):
-    h = x
-    for wt, b in params[:-1]:
-      h = jnp.maximum(h @ wt + b, 0.0)
-    wt, b = params[-1]
-    logits = h @ wt + b
-    m = jax.lax.stop_gradient(logits.max(-1, keepdims=True))
-    lse = m + jnp.log(jnp.exp(logits - m).sum(-1, keepdims=True))
-    return -jnp.mean(jnp.sum(y * (logits - lse), -1))
+  loss = w.mlp_loss(jax, jnp)
 
   def step(state, x, y):
     params, m, v, t = state
@@ -77,13 +67,7 @@ def _make_step(jax, jnp, axis_name=None):
     if axis_name is not None:
       grads = jax.lax.pmean(grads, axis_name)
       value = jax.lax.pmean(value, axis_name)
-    t = t + 1
-    m = tree_map(lambda m, g: w._B1 * m + (1 - w._B1) * g, m, grads)
-    v = tree_map(lambda v, g: w._B2 * v + (1 - w._B2) * g * g, v, grads)
-    c1, c2 = 1 - w._B1 ** t, 1 - w._B2 ** t
-    params = tree_map(lambda p, m, v: p - w._LR * (m / c1) / (jnp.sqrt(v / c2) + w._EPS),
-                      params, m, v)
-    return (params, m, v, t), value
+    return w.adam_update(jax, jnp, params, m, v, t, grads), value
 
   return step
 

@@ -112,8 +112,8 @@ def _mlp_data(quick):
           "y": np.eye(classes, dtype=np.float32)[labels]}
 
 
-def _mlp_make(jax, jnp, d):
-  tree_map = jax.tree_util.tree_map
+def mlp_loss(jax, jnp):
+  """The MLP workload's loss: relu layers, softmax cross-entropy."""
 
   def loss(params, x, y):
     h = x
@@ -125,15 +125,29 @@ def _mlp_make(jax, jnp, d):
     lse = m + jnp.log(jnp.exp(logits - m).sum(-1, keepdims=True))
     return -jnp.mean(jnp.sum(y * (logits - lse), -1))
 
+  return loss
+
+
+def adam_update(jax, jnp, params, m, v, t, grads):
+  """One Adam update of ``params`` (moments ``m``, ``v``; step count ``t``)."""
+  tree_map = jax.tree_util.tree_map
+  t = t + 1
+  m = tree_map(lambda m, g: _B1 * m + (1 - _B1) * g, m, grads)
+  v = tree_map(lambda v, g: _B2 * v + (1 - _B2) * g * g, v, grads)
+  c1, c2 = 1 - _B1 ** t, 1 - _B2 ** t
+  params = tree_map(lambda p, m, v: p - _LR * (m / c1) / (jnp.sqrt(v / c2) + _EPS),
+                    params, m, v)
+  return params, m, v, t
+
+
+def _mlp_make(jax, jnp, d):
+  tree_map = jax.tree_util.tree_map
+  loss = mlp_loss(jax, jnp)
+
   @jax.jit
   def step(params, m, v, t, x, y):
     value, grads = jax.value_and_grad(loss)(params, x, y)
-    t = t + 1
-    m = tree_map(lambda m, g: _B1 * m + (1 - _B1) * g, m, grads)
-    v = tree_map(lambda v, g: _B2 * v + (1 - _B2) * g * g, v, grads)
-    c1, c2 = 1 - _B1 ** t, 1 - _B2 ** t
-    params = tree_map(lambda p, m, v: p - _LR * (m / c1) / (jnp.sqrt(v / c2) + _EPS),
-                      params, m, v)
+    params, m, v, t = adam_update(jax, jnp, params, m, v, t, grads)
     return params, m, v, t, value
 
   params = tree_map(jnp.asarray, d["params"])

@@ -1,9 +1,6 @@
 """pmap (jit of a shard_map over a 1-D mesh): against vmap of the same
 function, NumPy, finite differences and real JAX's printed jaxprs."""
 import functools
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -14,6 +11,8 @@ import purejax.numpy as jnp
 from purejax import lax
 from purejax._src.mesh import NamedSharding, PartitionSpec as P
 from purejax.test_util import check_grads
+
+from tests.jax_devices_oracle import jax_stdout
 
 RNG = np.random.RandomState(0)
 
@@ -162,17 +161,8 @@ _ORACLE = textwrap.dedent("""
 
 
 def test_jaxpr_matches_jax(cpu_devices):
-  pytest.importorskip("jax")
+  expect = jax_stdout(_ORACLE, 3)
   cpu_devices(3)
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=3",
-             JAX_PLATFORMS="cpu")
-  try:
-    expect = subprocess.run([sys.executable, "-c", _ORACLE], capture_output=True, text=True,
-                            env=env, timeout=60, cwd="/").stdout.strip()
-  except subprocess.TimeoutExpired:
-    pytest.skip("the JAX oracle took too long")
-  if not expect:
-    pytest.skip("the JAX oracle did not run")
   f = jax.pmap(lambda x, y: (x * y, lax.axis_index("i")), axis_name="i", in_axes=(0, None),
                out_axes=(1, 0))
   got = (str(jax.make_jaxpr(f)(jnp.ones((3, 2)), 2.)) + "\n"

@@ -1,8 +1,5 @@
 """shard_map and the collectives' SPMD execution (devices as threads),
 against NumPy references, the one-device vmap emulation and real JAX."""
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -13,6 +10,8 @@ import purejax.numpy as jnp
 from purejax import lax
 from purejax._src.mesh import Mesh, NamedSharding, PartitionSpec as P
 from purejax.test_util import check_grads
+
+from tests.jax_devices_oracle import jax_stdout
 
 RNG = np.random.RandomState(0)
 
@@ -200,16 +199,7 @@ _ORACLE = textwrap.dedent("""
 
 
 def test_jaxpr_matches_jax(mesh22):
-  pytest.importorskip("jax")
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
-             JAX_PLATFORMS="cpu")
-  try:
-    expect = subprocess.run([sys.executable, "-c", _ORACLE], capture_output=True, text=True,
-                            env=env, timeout=60, cwd="/").stdout.strip()
-  except subprocess.TimeoutExpired:
-    pytest.skip("the JAX oracle took too long")
-  if not expect:
-    pytest.skip("the JAX oracle did not run")
+  expect = jax_stdout(_ORACLE, 4)
   f = smap(lambda a: lax.psum(a * 2, "x"), mesh22, P("x", "y"), P(None, "y"),
            check_vma=False)
   assert str(jax.make_jaxpr(f)(np.ones((4, 4), np.float32))) == expect
