@@ -153,13 +153,7 @@ def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwa
                           effect=ordered_debug_effect if ordered else debug_effect,
                           partitioned=partitioned)
 
-  if callback is not None:
-    _debug_callback(callback, *args, **kwargs)
-    return None
-  if args or kwargs:
-    raise TypeError("debug_callback received unexpected arguments in the two-call form:"
-                    f" {args=} {kwargs=}")
-  return _debug_callback
+  return _call_or_return("debug_callback", _debug_callback, callback, args, kwargs)
 
 
 class _FormatChecker(string.Formatter):
@@ -209,13 +203,19 @@ def debug_print(fmt=None, *args, ordered=False, partitioned=False,
         logging_record=None, np_printoptions=tuple(np.get_printoptions().items()),
         ordered=ordered, partitioned=partitioned, static_args=tuple(static.items()))
 
-  if fmt is not None:
-    do_print(fmt, *args, **kwargs)
+  return _call_or_return("debug_print", do_print, fmt, args, kwargs)
+
+
+def _call_or_return(name, do, first, args, kwargs):
+  """JAX's two forms: ``f(first, *args)`` runs ``do`` now; ``f(ordered=...)``
+  with nothing else returns ``do`` to call later."""
+  if first is not None:
+    do(first, *args, **kwargs)
     return None
   if args or kwargs:
-    raise TypeError("debug_print received unexpected arguments in the two-call form:"
+    raise TypeError(f"{name} received unexpected arguments in the two-call form:"
                     f" {args=} {kwargs=}")
-  return do_print
+  return do
 
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,
