@@ -4,6 +4,7 @@ The multi-process tests launch ``mpirun -n 2`` on the programs in
 tests/mpi_programs/ and skip, saying why, where Open MPI or mpi4py is
 missing.  The rest checks ``initialize``'s clear errors in this process.
 """
+import functools
 import importlib.util
 import os
 import shutil
@@ -21,13 +22,38 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(ROOT, "tests", "mpi_programs")
 
 
+@functools.lru_cache(maxsize=None)
+def _mpi_library_problem():
+  """Why mpi4py cannot be used here (None when it can).  mpi4py 4 imports
+  without an MPI library and fails at first use, so a child process loads
+  the library for real."""
+  if importlib.util.find_spec("mpi4py") is None:
+    return 'MPI tests need mpi4py: pip install "purejax[mpi]"'
+  code = "from mpi4py import MPI; print(MPI.Get_library_version())"
+  try:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=_env(), cwd=ROOT)
+  except subprocess.TimeoutExpired:
+    return "MPI tests skipped: loading the MPI library took over 60 s"
+  if out.returncode != 0:
+    last = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
+    return ("MPI tests need an MPI library that mpi4py can load "
+            f"(apt-get install openmpi-bin libopenmpi-dev): {last}")
+  return None
+
+
+def _skip_without_mpi_library():
+  problem = _mpi_library_problem()
+  if problem:
+    pytest.skip(problem)
+
+
 def _mpirun():
   """The mpirun command line, or a pytest skip saying what is missing."""
   mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
   if mpirun is None:
     pytest.skip("MPI tests need mpirun: apt-get install openmpi-bin libopenmpi-dev")
-  if importlib.util.find_spec("mpi4py") is None:
-    pytest.skip('MPI tests need mpi4py: pip install "purejax[mpi]"')
+  _skip_without_mpi_library()
   version = subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
   # Open MPI refuses root without these, and 2 processes may exceed the cores.
   return [mpirun, "--oversubscribe"] if "Open MPI" in version else [mpirun]
@@ -205,7 +231,7 @@ class _FakeMpi:
 def test_agreement_is_one_digest_unless_processes_differ():
   """Processes that agree exchange only a digest; otherwise they gather what
   each said (to name the difference)."""
-  pytest.importorskip("mpi4py")
+  _skip_without_mpi_library()
   from purejax._src import mpi_comm
   what = ("psum", ("i",), ("float32[3]",))
   mpi = _FakeMpi(("psum", ("i",), ("float32[3]",)))

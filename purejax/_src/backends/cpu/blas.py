@@ -3,7 +3,8 @@
 SciPy exports its BLAS (the OpenBLAS it ships) to compiled extensions as
 PyCapsules in ``scipy.linalg.cython_blas``; a kernel library receives the
 function addresses through ``pj_set_blas`` after it is loaded, so no BLAS
-has to be found at link time.  Without SciPy, ``dot_general`` runs on NumPy.
+has to be found at link time.  SciPy is a dependency; without it
+``dot_general`` runs on NumPy, with a warning.
 """
 import ctypes
 import functools
@@ -92,10 +93,12 @@ MAX_DIM = 2 ** 31 - 1   # the largest size a 32-bit BLAS int holds
 @functools.lru_cache(maxsize=None)
 def gemm_pointers():
   """(sgemm, dgemm, openblas_set_num_threads_local or 0) function addresses,
-  or None without SciPy's BLAS."""
+  or None without SciPy's BLAS (then matrix products run on NumPy, and a
+  warning says so once: SciPy is a dependency, so this is a broken install)."""
   try:
     from scipy.linalg import cython_blas
-  except ImportError:
+  except ImportError as e:
+    _warn_no_blas(f"SciPy cannot be imported ({e})")
     return None
   get_name = ctypes.pythonapi.PyCapsule_GetName
   get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
@@ -105,9 +108,17 @@ def gemm_pointers():
   try:
     capsules = [cython_blas.__pyx_capi__[n] for n in ("sgemm", "dgemm")]
     gemms = tuple(get_pointer(c, get_name(c)) for c in capsules)
-  except (AttributeError, KeyError, ValueError):
+  except (AttributeError, KeyError, ValueError) as e:
+    _warn_no_blas(f"SciPy does not export sgemm/dgemm ({e!r})")
     return None
   return gemms + (_thread_control(),)
+
+
+def _warn_no_blas(why):
+  import warnings
+  warnings.warn(f"{why}: jitted matrix products run on NumPy, without BLAS in compiled "
+                "code; install SciPy (`pip install scipy`) for them", RuntimeWarning,
+                stacklevel=3)
 
 
 def _thread_control():
