@@ -296,14 +296,18 @@ def test_lru_eviction(kernels):
   toolchain.compile_library(_const_src(0))   # a hit: 0 becomes the newest
   size = paths[0].stat().st_size
   assert all(p.stat().st_size == size for p in paths)
-  stale = kernels / ".0123456789abcdef-dead.tmp"
-  stale.write_bytes(b"x")
-  os.utime(stale, (now - 7200, now - 7200))
+  # A temporary file of a process on another machine, two hours old (its
+  # process cannot be asked), and an old one purejax did not write.
+  stale = kernels / f".0123456789abcdef-{'0' * 8 if cache._host_tag() != '0' * 8 else '1' * 8}-12345-abcd1234.tmp"
+  foreign = kernels / "notes.tmp"
+  for p in (stale, foreign):
+    p.write_bytes(b"x")
+    os.utime(p, (now - 7200, now - 7200))
   with config.override("purejax_cache_max_bytes", 3 * size + size // 2):
     toolchain.compile_library(_const_src(3))
   assert [p.exists() for p in paths] == [True, False, True]   # 1 was least recent
   assert len(_so_files(kernels)) == 3
-  assert not stale.exists()
+  assert not stale.exists() and foreign.exists()
   with config.override("purejax_cache_max_bytes", 1):
     toolchain.compile_library(_const_src(4))   # never evicts the one just written
   (left,) = _so_files(kernels)
@@ -379,3 +383,81 @@ def test_threads_compile_a_kernel_once(kernels, calls):
     t.join()
   assert len(libs) == 4 and all(lib is libs[0] for lib in libs)
   assert len(calls) == 1
+
+
+# -- no partial files left behind ------------------------------------------------
+
+def _slow_compiler(tmp_path, real, pids):
+  """A compiler wrapper that records its pid and, when compiling a kernel
+  into the cache (an output named *.tmp), first sleeps for a minute."""
+  script = tmp_path / "slowcc"
+  script.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in *.tmp) '
+                    f'echo $$ >> "{pids}"; sleep 60;; esac; done\nexec "{real}" "$@"\n')
+  script.chmod(0o700)
+  return script
+
+
+def _running(pid):
+  try:
+    with open(f"/proc/{pid}/stat") as f:
+      return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+  except FileNotFoundError:
+    return False
+
+
+_EXIT_DURING_BUILD = r"""
+import os, sys, time
+import purejax, purejax.numpy as jnp
+f = purejax.jit(lambda x: jnp.tanh(x * 3.0 + 1.0).sum())
+x = jnp.ones(1000)
+f(x).block_until_ready(); f(x).block_until_ready()   # the second call starts the C build
+deadline = time.time() + 60
+while not os.path.exists(sys.argv[1]) and time.time() < deadline:
+  time.sleep(0.05)   # the compiler has started writing its temporary file
+print(sorted(n for n in os.listdir(sys.argv[2]) if n.endswith(".tmp")))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_exit_during_a_background_compile_leaves_nothing_behind(kernels, tmp_path):
+  """The process exits while its background compile runs: the compiler is
+  killed and its temporary file removed."""
+  pids = tmp_path / "compiler-pids"
+  cc = _slow_compiler(tmp_path, toolchain._get_toolchain().argv[0], pids)
+  env = dict(os.environ, PUREJAX_CACHE_DIR=str(kernels), CC=str(cc),
+             PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
+  out = subprocess.run([sys.executable, "-c", _EXIT_DURING_BUILD, str(pids), str(kernels)],
+                       env=env, capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.strip() not in ("", "[]")   # the child saw its temporary file
+  assert "compil" not in out.stderr, out.stderr    # no warning from the killed build
+  assert not [p.name for p in kernels.iterdir() if p.name.endswith(".tmp")]
+  compilers = [int(line) for line in pids.read_text().split()]
+  assert compilers
+  deadline = time.time() + 10
+  while any(map(_running, compilers)) and time.time() < deadline:
+    time.sleep(0.05)
+  assert not any(map(_running, compilers))
+
+
+def test_temporaries_of_dead_processes_are_swept(kernels):
+  """A killed process (no atexit) leaves its temporary file: the next process
+  to use the cache removes it; live processes' and foreign files stay."""
+  kernels.mkdir(exist_ok=True)
+  host = cache._host_tag()
+  done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                        capture_output=True, text=True)
+  alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+  try:
+    dead = kernels / f".0123456789abcdef-{host}-{int(done.stdout)}-abcd1234.tmp"
+    live = kernels / f".0123456789abcdef-{host}-{alive.pid}-abcd1234.tmp"
+    foreign = kernels / ".0123456789abcdef-notes.tmp"
+    for p in (dead, live, foreign):
+      p.write_bytes(b"partial")
+    cache.sweep_unfinished(kernels, force=True)
+    assert (dead.exists(), live.exists(), foreign.exists()) == (False, True, True)
+  finally:
+    alive.kill()
+    alive.wait()
+  cache.sweep_unfinished(kernels, force=True)
+  assert not live.exists()

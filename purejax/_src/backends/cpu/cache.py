@@ -11,6 +11,10 @@ exit), with a one-time ``RuntimeWarning`` naming the reason.
 
 Writes are atomic (compile into a temporary file in the directory, then
 ``os.replace``), so processes sharing the cache never see half-written files.
+Nothing partial stays: a temporary file is named after its machine and
+process; the process removes its unfinished ones at exit (after the toolchain
+kills a compiler still running), and the first use of the cache in a process
+removes those whose process is gone (killed before its exit handlers ran).
 The total size of the ``.so`` files is capped (least recently used first out;
 loading a file touches its mtime).
 
@@ -21,8 +25,11 @@ used at all: each kernel is built in a fresh private temporary directory
 import atexit
 import contextlib
 import ctypes
+import hashlib
 import os
 import pathlib
+import platform
+import re
 import shutil
 import stat
 import tempfile
@@ -86,12 +93,16 @@ def cache_dir():
     try:
       _make_private_dirs(target)
       check_private_dir(target)
-      return target
+      usable = True
     except (OSError, UnsafeCacheDir) as e:
+      usable = False
       reason = str(e)
       fallback = pathlib.Path(tempfile.mkdtemp(prefix="purejax-kernels-"))
       atexit.register(shutil.rmtree, fallback, True)
       _fallbacks[target] = fallback
+  if usable:
+    sweep_unfinished(target)
+    return target
   warnings.warn(f"purejax: not using the kernel cache directory {target}: {reason}. "
                 f"Compiled kernels go to the private temporary directory {fallback} "
                 "for this process instead.", RuntimeWarning, stacklevel=3)
@@ -166,17 +177,94 @@ def load(path):
   return lib
 
 
+def _host_tag():
+  """A short name of this machine, for the temporary files' names: a process
+  id says whether a file's writer is alive only on the machine it ran on."""
+  return hashlib.sha256(platform.node().encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+# .<key prefix>-<host tag>-<pid>-<random>.tmp: whose it is, to tell when its
+# process is gone.  Only files named so are ever swept.
+_TMP_NAME = re.compile(r"^\..{1,16}-([0-9a-f]{8})-([0-9]+)-[0-9a-z_]+\.tmp$")
+_unfinished = set()   # this process's temporary files not yet published or removed
+_swept = set()        # directories swept of dead processes' temporaries
+
+
 def temp_path(directory, key):
-  """A fresh private temporary file in ``directory`` to compile into."""
-  fd, name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=_TMP_SUFFIX, dir=directory)
+  """A fresh private temporary file in ``directory`` to compile into.  It is
+  removed at interpreter exit unless ``commit`` or ``remove`` came first."""
+  prefix = f".{key[:16]}-{_host_tag()}-{os.getpid()}-"
+  fd, name = tempfile.mkstemp(prefix=prefix, suffix=_TMP_SUFFIX, dir=directory)
   os.close(fd)
-  return pathlib.Path(name)
+  path = pathlib.Path(name)
+  with _lock:
+    _unfinished.add(str(path))
+  return path
 
 
 def commit(tmp, path):
   """Atomically publishes the compiled ``tmp`` as ``path``."""
   os.chmod(tmp, 0o700)   # the linker created it under the umask
   os.replace(tmp, path)
+  with _lock:
+    _unfinished.discard(str(tmp))
+
+
+@atexit.register
+def _remove_unfinished():
+  """A process may exit while a background compile writes a temporary file
+  (the compiler itself is killed first, by ``toolchain``): remove it."""
+  with _lock:
+    paths = list(_unfinished)
+    _unfinished.clear()
+  for p in paths:
+    try:
+      os.unlink(p)
+    except OSError:
+      pass
+
+
+def _writer_is_gone(name, st, now):
+  """Whether the temporary file ``name`` belongs to a process that no longer
+  runs (a killed process's; its compile will never finish)."""
+  match = _TMP_NAME.match(name)
+  if match is None:
+    return False   # not ours: never touched
+  host, pid = match.group(1), int(match.group(2))
+  if host != _host_tag():
+    return now - st.st_mtime > _STALE_TMP_SECONDS   # cannot ask another machine
+  if pid == os.getpid():
+    return False
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return True
+  except PermissionError:   # alive, someone else's (pid reused)
+    return now - st.st_mtime > _STALE_TMP_SECONDS
+  return False
+
+
+def sweep_unfinished(directory, force=False):
+  """Removes the temporary files that processes which are gone left in
+  ``directory`` (once per process and directory, unless ``force``)."""
+  with _lock:
+    if str(directory) in _swept and not force:
+      return
+    _swept.add(str(directory))
+  now = time.time()
+  try:
+    scan = list(os.scandir(directory))
+  except OSError:
+    return
+  for e in scan:
+    if not e.name.endswith(_TMP_SUFFIX):
+      continue
+    try:
+      st = e.stat(follow_symlinks=False)
+    except OSError:
+      continue
+    if stat.S_ISREG(st.st_mode) and _writer_is_gone(e.name, st, now):
+      remove(e.path)
 
 
 def read_private_text(path):
@@ -217,7 +305,7 @@ def evict(directory, max_bytes, keep):
     except OSError:
       continue
     if e.name.endswith(_TMP_SUFFIX):
-      if now - st.st_mtime > _STALE_TMP_SECONDS:
+      if stat.S_ISREG(st.st_mode) and _writer_is_gone(e.name, st, now):
         remove(e.path)
     elif e.name.endswith(SUFFIX) and stat.S_ISREG(st.st_mode):
       total += st.st_size
@@ -236,3 +324,5 @@ def remove(path):
     os.unlink(path)
   except FileNotFoundError:
     pass
+  with _lock:
+    _unfinished.discard(str(path))

@@ -16,6 +16,7 @@ compiler found and, for each kernel, whether it was compiled or loaded.
 
 Thread-safe: concurrent calls compile a given source once.
 """
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -24,6 +25,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,11 +105,59 @@ _libraries = {}        # (source, extra_flags) -> ctypes.CDLL
 _key_locks = {}        # cache key -> lock, so that threads compile a kernel once
 
 
+_running = set()   # compiler processes now running (Popen), killed at exit
+_running_lock = threading.Lock()
+_exiting = False
+
+
 def _run(argv, *, input=None, timeout=None):
-  """Runs a program (never through a shell); tests replace this to count calls."""
+  """Runs a program (never through a shell) in its own process group, which
+  is killed on a timeout and at interpreter exit, so that no compiler
+  outlives Python (and none finishes a temporary file after its process
+  left).  Tests replace this to count calls."""
   env = dict(os.environ, LC_ALL="C")   # diagnostics in plain ASCII
-  return subprocess.run(argv, input=input, capture_output=True, text=True,
-                        timeout=timeout, env=env, check=False)
+  proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+  with _running_lock:
+    _running.add(proc)
+  try:
+    out, err = proc.communicate(input, timeout=timeout)
+    if _exiting:   # killed by _kill_running_compilers: end the compiling thread quietly
+      raise SystemExit
+  except BaseException:
+    _kill_group(proc)
+    proc.communicate()
+    raise
+  finally:
+    with _running_lock:
+      _running.discard(proc)
+  return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc):
+  try:
+    os.killpg(proc.pid, signal.SIGKILL)
+  except (ProcessLookupError, PermissionError):
+    pass
+
+
+@atexit.register
+def _kill_running_compilers():
+  """At exit, a background compile may still run: kill it (and its
+  children: cc1, as, ld), so that it cannot write into the cache after the
+  cache's unfinished temporary files are removed (``cache`` registered its
+  clean-up first, so it runs after this)."""
+  global _exiting
+  _exiting = True
+  with _running_lock:
+    running = list(_running)
+  for proc in running:
+    _kill_group(proc)
+  for proc in running:
+    try:
+      proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+      pass
 
 
 # -- finding and probing the compiler -------------------------------------------
