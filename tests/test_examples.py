@@ -23,6 +23,15 @@ CHECKS = {
         (re.compile(r"^int8 \+ 4 -> int8$", re.M), None),
         (re.compile(r"^apply -> \[3\. 3\.\]$", re.M), None),
         (re.compile(r"^\{ lambda ; a:f32\[5\]\. let", re.M), None),
+        # grad, vmap and random, with JAX's values (random bits exact).
+        (re.compile(r"^d2/dx2 x\*\*3 at 2\.0 += 12\.0$", re.M), None),
+        (re.compile(r"^grad of loss w\.r\.t\. b += \[6\. 4\.\]$", re.M), None),
+        (re.compile(r"^vmap\(apply\) over 3 +-> \[\[1\.0, 1\.0\], \[5\.0, 5\.0\], \[9\.0, 9\.0\]\]$",
+                    re.M), None),
+        (re.compile(r"^per-example grads of w: \(3, 2, 2\)$", re.M), None),
+        (re.compile(r"^normal\(k1, \(3,\)\) += \[ 1\.004014\d -0\.906337\d -0\.748172\d\]$", re.M),
+         None),
+        (re.compile(r"^randint\(k2, \(4,\), 0, 100\) = \[22 22 96 35\]$", re.M), None),
     ],
     "linear_regression.py": [
         # The document's data (classic threefry): "true" loss 0.02363973.
