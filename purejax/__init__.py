@@ -22,7 +22,7 @@ from purejax._src.custom_derivatives import custom_jvp, custom_vjp
 from purejax._src.lax.stop_gradient import stop_gradient
 from purejax._src.remat import checkpoint, checkpoint_policies, remat
 from purejax._src.vmap import vmap
-from purejax._src.array import Array
+from purejax._src.basearray import Array
 from purejax._src.devices import (
     default_backend, device_count, devices, local_device_count, local_devices,
     process_count, process_index)
@@ -35,6 +35,8 @@ from purejax import tree
 from purejax import tree_util
 from purejax import ops
 from purejax import random
+from purejax._src.random.keys import PRNGKeyArray as _PRNGKeyArray
+Array.register(_PRNGKeyArray)   # typed key arrays are jax.Arrays, as in JAX
 from purejax import nn
 from purejax import scipy
 from purejax import ad_checkpoint

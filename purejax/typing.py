@@ -8,7 +8,7 @@ from typing import Any, Protocol, Union, runtime_checkable
 
 import numpy as np
 
-from purejax._src.array import Array as _Array
+from purejax._src.basearray import Array as _Array
 
 
 @runtime_checkable

@@ -467,11 +467,11 @@ def test_unary_operators_like_oracle():
 
 def test_operators_reject_what_jax_rejects():
   x = jnp.arange(3.0)
-  with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'Array' and 'str'"):
+  with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'ArrayImpl' and 'str'"):
     x + "a"
-  with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'Array' and 'list'"):
+  with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'ArrayImpl' and 'list'"):
     x + [1, 2, 3]
-  with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \*: 'tuple' and 'Array'"):
+  with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \*: 'tuple' and 'ArrayImpl'"):
     (1, 2, 3) * x
   with pytest.raises(TypeError):
     x < "a"

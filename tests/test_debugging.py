@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import purejax
+from purejax._src.array import ArrayImpl
 import purejax.numpy as jnp
 from purejax import lax
 from purejax._src import debugging
@@ -50,8 +51,8 @@ def test_callback_gets_arrays_and_static_args():
   seen = []
   purejax.debug.callback(lambda a, s, k=None: seen.append((a, s, k)), jnp.ones(2), "s", k=3)
   (a, s, k), = seen
-  assert type(a) is purejax.Array and a.dtype == np.float32 and s == "s"
-  assert type(k) is purejax.Array and int(k) == 3
+  assert type(a) is ArrayImpl and a.dtype == np.float32 and s == "s"
+  assert type(k) is ArrayImpl and int(k) == 3
 
 
 def test_two_call_forms(capsys):

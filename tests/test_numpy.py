@@ -620,7 +620,7 @@ def test_predicates_like_oracle():
   assert jnp.promote_types("int8", "uint8") == np.int16
   assert jnp.iinfo(jnp.int8).max == 127 and jnp.finfo(jnp.float32).eps == np.finfo(np.float32).eps
   assert jnp.pi == np.pi and jnp.newaxis is None and np.isnan(jnp.nan) and jnp.inf == np.inf
-  assert jnp.ndarray is Array and isinstance(jnp.ones(2), jnp.ndarray)
+  assert jnp.ndarray is purejax.Array and isinstance(jnp.ones(2), jnp.ndarray)
 
 
 # ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from purejax._src import basearray
 from purejax._src import core
 from purejax._src import devices as _devices
 from purejax._src.async_dispatch import Pending
@@ -22,8 +23,12 @@ def immutable_error():
   return TypeError(_IMMUTABLE_MESSAGE)
 
 
-class Array(core.ArrayBase):
-  """A concrete array.  Create one with ``jnp.array`` or ``device_put``."""
+class ArrayImpl(core.ArrayBase):
+  """A concrete array.  Create one with ``jnp.array`` or ``device_put``.
+
+  Inside purejax this class is called ``Array``; the public
+  ``purejax.Array`` is the abstract ``basearray.Array``, which tracers and
+  key arrays are instances of too."""
   # _python_scalar: set on weak scalars made from a Python number, which a
   # traced jaxpr prints as written (see jaxpr.literal_value).
   # _v: the NumPy value, or an async_dispatch.Pending until it is computed;
@@ -187,6 +192,10 @@ class Array(core.ArrayBase):
 
   def unsafe_buffer_pointer(self):
     return self._value.ctypes.data
+
+
+Array = ArrayImpl
+basearray.Array.register(ArrayImpl)
 
 
 class _DeletedValue:

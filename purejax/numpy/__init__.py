@@ -6,7 +6,7 @@ operators and methods.
 """
 import numpy as _np
 
-from purejax._src.array import Array as ndarray
+from purejax._src.basearray import Array as ndarray
 from purejax._src.numpy import array_methods as _array_methods
 from purejax._src.numpy.scalar_types import *  # noqa: F401,F403  (jnp.float32, ...)
 
