@@ -88,3 +88,93 @@ def test_annotated_array_checks_in_jitted_code():
   assert purejax.jit(checked)(jnp.ones(2)).tolist() == [2.0, 2.0]
   assert float(purejax.grad(checked)(1.0)) == 2.0
   assert purejax.vmap(checked)(jnp.ones(2)).tolist() == [2.0, 2.0]
+
+
+# ---------------------------------------------------------------------------
+# jnp.array / jnp.asarray: large Python ints, buffer-protocol objects
+
+def _construct(jnp, make, x64=False):
+  try:
+    out = make(jnp)
+  except Exception as e:  # noqa: BLE001 -- the class and text are compared
+    return type(e).__name__, str(e)
+  return repr(out), out.weak_type
+
+
+_CONSTRUCTIONS = [
+    (lambda jnp: jnp.array([4294967295, 2147483648], dtype=jnp.uint32),
+     ("Array([4294967295, 2147483648], dtype=uint32)", False)),
+    (lambda jnp: jnp.asarray([4294967295, 2147483648], dtype=jnp.uint32),
+     ("Array([4294967295, 2147483648], dtype=uint32)", False)),
+    (lambda jnp: jnp.array(4294967295, dtype=jnp.uint32),
+     ("Array(4294967295, dtype=uint32)", False)),
+    (lambda jnp: jnp.array([jnp.uint32(1), 4294967295]),
+     ("Array([         1, 4294967295], dtype=uint32)", False)),
+    (lambda jnp: jnp.array([2**40, 1.5]),
+     ("Array([1.0995116e+12, 1.5000000e+00], dtype=float32)", False)),
+    (lambda jnp: jnp.array(2**40, dtype=jnp.float32),
+     ("Array(1.0995116e+12, dtype=float32)", False)),
+    (lambda jnp: jnp.array([4294967296], dtype=jnp.uint32),
+     ("OverflowError", "Python integer 4294967296 out of bounds for uint32")),
+    (lambda jnp: jnp.array([-1], dtype=jnp.uint32),
+     ("OverflowError", "Python integer -1 out of bounds for uint32")),
+    (lambda jnp: jnp.array([2**31]),
+     ("OverflowError", "Python integer 2147483648 out of bounds for int32")),
+    (lambda jnp: jnp.array(2**31),
+     ("OverflowError", "Python int 2147483648 too large to convert to int32")),
+    (lambda jnp: jnp.array([jnp.int8(1), 200]),
+     ("OverflowError", "Python integer 200 out of bounds for int8")),
+    (lambda jnp: jnp.asarray(memoryview(b"abc")), ("Array([97, 98, 99], dtype=uint8)", False)),
+    (lambda jnp: jnp.array(bytearray(b"abc")), ("Array([97, 98, 99], dtype=uint8)", False)),
+    (lambda jnp: jnp.asarray(pyarray.array("f", [1, 2])), ("Array([1., 2.], dtype=float32)", False)),
+    (lambda jnp: jnp.asarray(pyarray.array("d", [1, 2])), ("Array([1., 2.], dtype=float32)", False)),
+    (lambda jnp: jnp.asarray(memoryview(np.arange(4, dtype=np.int16))),
+     ("Array([0, 1, 2, 3], dtype=int16)", False)),
+    (lambda jnp: jnp.asarray(memoryview(b"abc"), dtype=jnp.float32),
+     ("Array([97., 98., 99.], dtype=float32)", False)),
+    (lambda jnp: jnp.array(b"abc"),
+     ("TypeError", "Value 'b'abc'' with dtype |S3 is not a valid JAX array type. "
+                   "Only arrays of numeric types are supported by JAX.")),
+]
+
+_CONSTRUCTIONS_X64 = [
+    (lambda jnp: jnp.array([2**64 - 1, 2**63], dtype=jnp.uint64),
+     ("Array([18446744073709551615,  9223372036854775808], dtype=uint64)", False)),
+    (lambda jnp: jnp.array([2**63], dtype=jnp.int64),
+     ("OverflowError", "Python int too large to convert to C long")),
+    (lambda jnp: jnp.array([2**64], dtype=jnp.uint64),
+     ("OverflowError", "Python int too large to convert to C long")),
+    (lambda jnp: jnp.array([-1], dtype=jnp.uint64),
+     ("OverflowError", "Python integer -1 out of bounds for uint64")),
+    (lambda jnp: jnp.array([2**31]), ("Array([2147483648], dtype=int64)", False)),
+    (lambda jnp: jnp.asarray(pyarray.array("d", [1, 2])), ("Array([1., 2.], dtype=float64)", False)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(_CONSTRUCTIONS)))
+def test_array_from_large_ints_and_buffers(i):
+  make, expected = _CONSTRUCTIONS[i]
+  assert _construct(jnp, make) == expected
+
+
+@pytest.mark.parametrize("i", range(len(_CONSTRUCTIONS_X64)))
+def test_array_from_large_ints_x64(i, x64):
+  make, expected = _CONSTRUCTIONS_X64[i]
+  assert _construct(jnp, make) == expected
+
+
+def test_array_from_large_ints_and_buffers_like_oracle():
+  jax = oracle()
+  for make, expected in _CONSTRUCTIONS:
+    assert _construct(jax.numpy, make) == expected
+  jax.config.update("jax_enable_x64", True)
+  try:
+    for make, expected in _CONSTRUCTIONS_X64:
+      assert _construct(jax.numpy, make) == expected
+  finally:
+    jax.config.update("jax_enable_x64", False)
+
+
+def test_large_uint32_list_under_jit():
+  f = purejax.jit(lambda x: jnp.array([x, 4294967295], dtype=jnp.uint32))
+  assert f(jnp.uint32(1)).tolist() == [1, 4294967295]

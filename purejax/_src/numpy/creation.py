@@ -39,11 +39,12 @@ def _check_leaf(leaf):
     raise ValueError("None is not a valid value for jnp.array")
   if isinstance(leaf, (str, bytes)):
     dt = np.asarray(leaf).dtype
-    raise TypeError(f"Value {leaf!r} with dtype {dt} is not a valid JAX array type. "
+    raise TypeError(f"Value '{leaf}' with dtype {dt} is not a valid JAX array type. "
                     "Only arrays of numeric types are supported by JAX.")
   if hasattr(leaf, "__jax_array__"):
     return leaf.__jax_array__()
-  core.get_aval(leaf)   # rejects other objects and out-of-range Python ints
+  if type(leaf) is not int:   # Python ints are checked against the result dtype
+    core.get_aval(leaf)   # rejects other objects
   return leaf
 
 
@@ -85,6 +86,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     object = object.__jax_array__()
   if isinstance(object, range):
     object = list(object)   # as JAX: a range is a sequence of Python ints
+  object = util.buffer_as_numpy(object)
 
   if isinstance(object, core.ArrayBase):
     out = _copy(object) if copy else object
@@ -93,13 +95,19 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
   elif isinstance(object, (list, tuple)):
     leaves = [_check_leaf(leaf) for leaf in _leaves(object)]
     out_dtype = requested if requested is not None else _inferred_dtype(leaves)
+    util.check_python_int_leaves(leaves, out_dtype)
+    if requested is not None and leaves and all(type(v) in (int, bool) for v in leaves):
+      object = np.asarray(object, requested)   # exact, and checked above
     if any(isinstance(leaf, core.Tracer) for leaf in leaves):
       out = _stack_traced(object, out_dtype)
     else:
       out = _from_concrete(object, out_dtype, False, requested is not None)
   else:
     _check_leaf(object)
-    aval = core.get_aval(object)
+    if type(object) is int and requested is not None:
+      util.check_python_int_leaves([object], requested)
+      object = np.asarray(object, requested)
+    aval = core.get_aval(object)   # an unrequested Python int must fit the default
     out_dtype = requested if requested is not None else aval.dtype
     out = _from_concrete(object, out_dtype, weak_type, requested is not None)
   return util.expand_to_rank(out, ndmin)

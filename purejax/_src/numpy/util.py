@@ -76,6 +76,35 @@ def _check_python_ints(args):
         raise OverflowError(f"Python int {x} too large to convert to {info.dtype}")
 
 
+def check_python_int_leaves(leaves, dtype):
+  """Python ints becoming elements of an integer array of ``dtype`` must
+  fit it, with NumPy's messages as JAX gives them (a 64-bit type reports
+  the C conversion that fails)."""
+  dtype = np.dtype(dtype)
+  if dtype.kind not in "iu":
+    return
+  info = np.iinfo(dtype)
+  for x in leaves:
+    if type(x) is int and not info.min <= x <= info.max:
+      if dtype.itemsize == 8 and (x > info.max or dtype.kind == "i"):
+        raise OverflowError("Python int too large to convert to C long")
+      raise OverflowError(f"Python integer {x} out of bounds for {dtype}")
+
+
+def buffer_as_numpy(obj):
+  """An object with the buffer protocol (memoryview, bytearray,
+  array.array...) as a NumPy array, which JAX accepts as an array; other
+  values as they are (``bytes`` stay text, which JAX rejects)."""
+  if isinstance(obj, (core.ArrayBase, np.ndarray, np.generic, bytes, str, list, tuple,
+                      bool, int, float, complex)) or obj is None:
+    return obj
+  try:
+    memoryview(obj)
+  except TypeError:
+    return obj
+  return np.asarray(obj)
+
+
 def _convert_all(args, dtype, weak_type):
   _check_python_ints(args)
   return [lax.convert_element_type(x, dtype, weak_type) for x in args]
