@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 
 from purejax._src import core
+from purejax._src import dtypes
 from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
@@ -19,7 +20,7 @@ from purejax._src.array import Array, dense_value, pending_or_dense, wrap_numpy,
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
-from purejax._src.pjit import executable_for, pjit_p
+from purejax._src.pjit import close_consts, executable_for, hoist_consts, pjit_p
 from purejax._src.stages import Traced
 
 _ctx = core._ctx
@@ -185,7 +186,8 @@ class _Traced:
   def runs_async(self):
     """Whether calls are dispatched asynchronously (large computations)."""
     if self._large is None:
-      self._large = async_dispatch.is_large(self.jaxpr)
+      # Key outputs come back as key arrays, made once the values are there.
+      self._large = async_dispatch.is_large(self.jaxpr) and not _has_key_outputs(self)
     return self._large and not _debug_nans.enabled
 
   def executable(self):
@@ -280,7 +282,7 @@ class JitWrapped:
                                  _arg_names(self._fun, split, args, kwargs))
       start = time.perf_counter()
       jaxpr, consts, out_tree = _trace_call(self._fun, split, args, kwargs, in_avals)
-      closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
+      closed = hoist_consts(jaxpr)
       if config.purejax_debug >= 1:
         print(f"purejax: jit traced {source_info.function_name(self._fun)}:\n{closed}",
               file=sys.stderr)
@@ -318,7 +320,7 @@ class JitWrapped:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
       elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
           and not self._donation
-          and not traced.runs_async()
+          and not traced.runs_async() and not _has_key_outputs(traced)
           and all(type(x) is Array or type(x) in _SCALAR_ARGS for x in args)):
         key = tuple([x.aval if type(x) is Array else type(x) for x in args])
         self._fast[key] = _fast_call(traced, args)
@@ -452,7 +454,10 @@ def _run_compiled(traced, inputs, rerun=None):
     return [wrap_pending(p, a) for p, a in zip(pending, avals)]
   vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
-  results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
+  if _has_key_outputs(traced):
+    results = [_wrap_out(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
+  else:
+    results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   if _debug_nans.enabled:   # a module global: no flag lookup per call
     _debug_nans.check_jit(traced.jaxpr, vals, [r._value for r in results], rerun)
   return results
@@ -468,6 +473,18 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
   their buffer, as on JAX's CPU backend. Sharded inputs need no gathering
   (devices share one host value).  ``in_shardings`` are checked against
   the positional arguments as JAX checks them; ``out_shardings`` lays out
+def _has_key_outputs(traced):
+  return any(dtypes.is_extended(a.dtype) for a in traced.jaxpr.out_avals)
+
+
+def _wrap_out(value, aval):
+  """A result's value: a typed key array for a key aval."""
+  if dtypes.is_extended(aval.dtype):
+    from purejax._src.random.keys import PRNGKeyArray
+    return PRNGKeyArray(aval.dtype._impl, value)
+  return wrap_numpy(value, aval)
+
+
   the eager outputs; without it outputs are uncommitted (JAX would infer a
   layout from the inputs).
   """
@@ -510,7 +527,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
     in_avals = [_leaf_aval(fun, x, n) for x, n in zip(split.leaves, names)]
     with manual_axes([n for n, _ in axis_env], [k for _, k in axis_env]):
       jaxpr, consts, out_tree = _trace_call(fun, split, args, kwargs, in_avals)
-    closed = ClosedJaxpr(jaxpr, consts)
+    closed = ClosedJaxpr(*close_consts(jaxpr, consts))
     if return_shape:
       shapes = out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                                    for a in jaxpr.out_avals])
@@ -528,7 +545,7 @@ class ShapeDtypeStruct:
     if dtype is None:
       raise ValueError("ShapeDtypeStruct: dtype must be specified.")
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
     self.weak_type = weak_type
     self.sharding = sharding
 

@@ -53,7 +53,12 @@ class ShapedArray(AbstractValue):
 
   def __init__(self, shape, dtype, weak_type=False):
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    try:
+      self.dtype = np.dtype(dtype)
+    except TypeError:
+      if not isinstance(dtype, dtypes.ExtendedDType):   # e.g. key<fry>
+        raise
+      self.dtype = dtype
     self.weak_type = bool(weak_type)
     self._hash = None
 
@@ -466,7 +471,8 @@ class Tracer(ArrayBase):
   def __iter__(self):
     if not self.shape:
       raise TypeError("iteration over a 0-d array")
-    return (self[i] for i in range(self.shape[0]))
+    from purejax import lax   # as JAX: a unit-stride slice and a squeeze per row
+    return (lax.index_in_dim(self, i, keepdims=False) for i in range(self.shape[0]))
 
   def __repr__(self):
     return f"{self._tracer_name}({self.aval.str_short(mark_weak=True)})"

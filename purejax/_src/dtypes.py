@@ -239,6 +239,9 @@ def dtype(x, canonicalize=False):
   Python scalars get int64/float64/complex128/bool; ``canonicalize=True``
   applies the x64 setting.
   """
+  ext = x if isinstance(x, ExtendedDType) else getattr(x, "dtype", None)
+  if isinstance(ext, ExtendedDType):   # typed PRNG keys
+    return ext
   dt = _raw_dtype(x)
   return _canonical(dt) if canonicalize else dt
 
@@ -418,13 +421,27 @@ def short_dtype_name(dtype):
 # issubdtype / isdtype
 
 class extended(np.generic):
-  """Abstract scalar type of extended dtypes (purejax defines none)."""
+  """Abstract scalar type of extended dtypes (typed PRNG keys' ``key<fry>``)."""
   __module__ = "purejax.dtypes"
 
 
 class prng_key(extended):
-  """Abstract scalar type of typed PRNG key dtypes (purejax defines none)."""
+  """Abstract scalar type of typed PRNG key dtypes."""
   __module__ = "purejax.dtypes"
+
+
+class ExtendedDType:
+  """Base class of dtypes that are not NumPy dtypes (``key<fry>``).
+
+  ``type`` is the abstract scalar type it is filed under for ``issubdtype``;
+  ``name`` prints in avals and jaxprs.
+  """
+  type = extended
+  name = "extended"
+
+
+def is_extended(dtype):
+  return isinstance(dtype, ExtendedDType)
 
 
 _ABSTRACT_TYPES = frozenset([np.generic, np.number, np.integer, np.signedinteger,
@@ -448,6 +465,8 @@ def _scalar_type(x):
   """The NumPy scalar type a dtype-like names (abstract types stay as is)."""
   if isinstance(x, type) and issubclass(x, np.generic):
     return x
+  if isinstance(x, ExtendedDType):
+    return x.type
   return _as_dtype(x).type
 
 
@@ -461,6 +480,10 @@ def _is_subclass(sub, parent):
 def issubdtype(a, b):
   """np.issubdtype that also files bfloat16, float8 and int4 & co. under
   np.floating / np.signedinteger / np.unsignedinteger."""
+  if isinstance(a, ExtendedDType) or isinstance(b, ExtendedDType):
+    if isinstance(b, ExtendedDType):
+      return a == b
+    return isinstance(b, type) and issubclass(a.type, b)
   # float0 is a structured dtype: only itself (and np.generic) contain it.
   if isinstance(a, np.dtype) and a == float0:
     return b is np.generic or (not isinstance(b, type) and _as_dtype(b) == float0)
@@ -702,6 +725,12 @@ _result_cache = {}
 
 
 def _compute_result_type(pairs, mode, x64):
+  ext = [dt for dt, _ in pairs if isinstance(dt, ExtendedDType)]
+  if ext:   # key arrays promote only with key arrays of their own dtype
+    if len(ext) == len(pairs) and all(dt == ext[0] for dt in ext):
+      return ext[0], False
+    others = ", ".join(str(dt) for dt, _ in pairs)
+    raise TypeError(f"operation does not accept dtypes {others}.")
   dtypes = [_canonical(dt, x64) for dt, _ in pairs]
   weaks = [weak for _, weak in pairs]
   dt, weak = _lattice_result(dtypes, weaks, mode, x64)

@@ -123,7 +123,10 @@ class ClosedJaxpr:
 def literal_array(lit):
   """A literal's value as an Array, keeping its weak type."""
   from purejax._src.array import wrap_numpy
-  return wrap_numpy(np.asarray(lit.val), lit.aval)
+  out = wrap_numpy(np.asarray(lit.val), lit.aval)
+  # Still a literal when staged again (see literal_value).
+  out._python_scalar = np.asarray(lit.val).item() if lit.python_value is None else lit.python_value
+  return out
 
 
 def eval_jaxpr(jaxpr, consts, *args):
@@ -177,8 +180,13 @@ def literal_value(x):
   if type(x) in (int, float, complex, bool):
     aval = core.python_scalar_aval(x)
     return Literal(np.asarray(x, aval.dtype)[()], aval, python_value=x)
-  if isinstance(x, (np.ndarray, np.generic, core.ArrayBase)) and np.shape(x) == ():
+  if isinstance(x, (np.ndarray, np.generic)) and np.shape(x) == ():
     aval = core.get_aval(x)
-    return Literal(np.asarray(core.concrete_numpy_value(x))[()], aval,
-                   python_value=getattr(x, "_python_scalar", None))
+    return Literal(np.asarray(core.concrete_numpy_value(x))[()], aval)
+  python_value = getattr(x, "_python_scalar", None)
+  if isinstance(x, core.ArrayBase) and python_value is not None and x.aval.shape == ():
+    # A scalar made in the trace from a Python or NumPy number; other
+    # Arrays (made outside it) are constvars, as in JAX.
+    return Literal(np.asarray(core.concrete_numpy_value(x))[()], x.aval,
+                   python_value=python_value)
   return None

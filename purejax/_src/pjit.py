@@ -12,7 +12,7 @@ from purejax._src import backends
 from purejax._src.config import config
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import partial_eval as pe
-from purejax._src.jaxpr import ClosedJaxpr, Var, eval_jaxpr
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
 
 pjit_p = core.Primitive("jit", multiple_results=True)
 pjit_p.call_jaxpr_param = "jaxpr"
@@ -55,7 +55,96 @@ def trace_closed(fun, in_avals):
   """Traces ``fun`` to a ClosedJaxpr without consts, plus the consts' values
   (to be passed as leading arguments)."""
   jaxpr, consts = pe.trace_to_jaxpr(fun, in_avals)
-  return ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), []), consts
+  return hoist_consts(jaxpr), consts
+
+
+# -- constants -------------------------------------------------------------------------
+# Inside purejax a call's jaxpr has no consts: they are its leading inputs.
+# JAX keeps the concrete ones in the called ClosedJaxpr, and make_jaxpr shows
+# them so (``jit[jaxpr={ lambda a:i32[2]; b:f32[]. ...}]``): ``close_consts``
+# makes that form for printing, and binding a call in that form (a user
+# evaluating make_jaxpr's result) hoists its consts again.
+
+_num_hoisted = weakref.WeakKeyDictionary()   # const-free jaxpr -> leading const inputs
+_const_free = weakref.WeakKeyDictionary()    # JAX-form jaxpr -> its const-free form
+
+
+def hoist_consts(jaxpr):
+  """``jaxpr`` with its constvars made leading inputs, as a const-free
+  ClosedJaxpr that remembers how many there are."""
+  closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
+  if jaxpr.constvars:
+    _num_hoisted[closed] = len(jaxpr.constvars)
+  return closed
+
+
+def _inherit_hoisted(derived, num_consts, closed):
+  """``derived`` (a JVP or batched ``closed``) takes its own ``num_consts``
+  consts, then ``closed``'s inputs: its leading consts too."""
+  k = num_consts + _num_hoisted.get(closed, 0)
+  if k:
+    _num_hoisted[derived] = k
+
+
+def _pjit_bind(*args, jaxpr, **params):
+  if jaxpr.consts:
+    hoisted = _const_free.get(jaxpr)
+    if hoisted is None:
+      opened, consts = open_consts(jaxpr.jaxpr, jaxpr.consts)
+      hoisted = _const_free[jaxpr] = (hoist_consts(opened), consts)
+    args = (*hoisted[1], *args)
+    jaxpr = hoisted[0]
+  return core.Primitive.bind(pjit_p, *args, jaxpr=jaxpr, **params)
+
+
+pjit_p.bind = _pjit_bind
+
+
+def open_consts(jaxpr, consts):
+  """The inverse of ``close_consts``: calls in ``jaxpr`` (at any depth) take
+  their consts as leading inputs, fed by new constvars of ``jaxpr``."""
+  constvars, consts = list(jaxpr.constvars), list(consts)
+  eqns = []
+  for eqn in jaxpr.eqns:
+    closed = eqn.params.get("jaxpr") if eqn.primitive is pjit_p else None
+    if closed is not None and closed.consts:
+      inner, inner_consts = open_consts(closed.jaxpr, closed.consts)
+      new_vars = [Var(v.aval) for v in inner.constvars]
+      constvars += new_vars
+      consts += inner_consts
+      eqn = eqn.replace(invars=new_vars + list(eqn.invars),
+                        params=dict(eqn.params, jaxpr=hoist_consts(inner)))
+    eqns.append(eqn)
+  return Jaxpr(constvars, jaxpr.invars, jaxpr.outvars, eqns), consts
+
+
+def close_consts(jaxpr, consts):
+  """JAX's form of a traced ``jaxpr`` and its ``consts``: a call's concrete
+  constants (its leading inputs fed by constvars of ``jaxpr``) become
+  constvars of the called jaxpr; constvars left unused are dropped."""
+  env = {v: c for v, c in zip(jaxpr.constvars, consts) if not isinstance(c, core.Tracer)}
+  eqns = [_close_eqn(eqn, env) if eqn.primitive is pjit_p else eqn for eqn in jaxpr.eqns]
+  used = {v for e in eqns for v in e.invars if type(v) is not Literal}
+  used.update(v for v in jaxpr.outvars if type(v) is not Literal)
+  kept = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in used]
+  return (Jaxpr([v for v, _ in kept], jaxpr.invars, jaxpr.outvars, eqns),
+            [c for _, c in kept])
+
+
+def _close_eqn(eqn, env):
+  closed = eqn.params["jaxpr"]
+  k = _num_hoisted.get(closed, 0) if not closed.consts else 0
+  is_const = [type(v) is not Literal and v in env for v in eqn.invars[:k]]
+  if not any(is_const):
+    return eqn
+  inner = closed.jaxpr
+  pairs = list(zip(inner.invars[:k], eqn.invars[:k], is_const))
+  opened = Jaxpr([iv for iv, _, c in pairs if c],
+                 [iv for iv, _, c in pairs if not c] + inner.invars[k:],
+                 inner.outvars, inner.eqns)
+  inner, inner_consts = close_consts(opened, [env[v] for _, v, c in pairs if c])
+  return eqn.replace(invars=[v for _, v, c in pairs if not c] + list(eqn.invars[k:]),
+                     params=dict(eqn.params, jaxpr=ClosedJaxpr(inner, inner_consts)))
 
 
 # -- JVP ----------------------------------------------------------------------
@@ -84,6 +173,7 @@ def jvp_jaxpr(closed, nonzeros):
     avals = list(closed.in_avals) + [ad.tangent_aval(a) for k, a in
                                      zip(nonzeros, closed.in_avals) if k]
     traced, consts = trace_closed(fun, avals)
+    _inherit_hoisted(traced, len(consts), closed)
     per_jaxpr[key] = (traced, consts, list(out_nonzeros))
   return per_jaxpr[key]
 
@@ -110,7 +200,11 @@ pjit_p.jvp = _pjit_jvp
 
 def _split_call(closed, in_known, saveable):
   known, unknown, out_known, num_res = pe.partial_eval_jaxpr(closed.jaxpr, in_known, saveable)
-  return ClosedJaxpr(known, []), ClosedJaxpr(unknown, []), out_known, num_res
+  known = ClosedJaxpr(known, [])
+  k = _num_hoisted.get(closed, 0)
+  if k and all(in_known[:k]):
+    _num_hoisted[known] = k   # the known call takes the consts first
+  return known, ClosedJaxpr(unknown, []), out_known, num_res
 
 
 def call_partial_eval_jaxpr(eqn, ins_known, saveable):
@@ -194,6 +288,7 @@ def batch_jaxpr(closed, trace, in_dims):
     avals = [a if d is None else _with_batch_axis(a, d, trace.axis_size)
              for a, d in zip(closed.in_avals, in_dims)]
     traced, consts = trace_closed(fun, avals)
+    _inherit_hoisted(traced, len(consts), closed)
     per_jaxpr[key] = (traced, consts, list(out_dims))
   return per_jaxpr[key]
 

@@ -25,7 +25,13 @@ class Traced:
 
   @property
   def jaxpr(self):
-    return self._traced.jaxpr
+    # JAX's form: the constants are constvars, with their values.
+    from purejax._src.jaxpr import ClosedJaxpr, Jaxpr
+    from purejax._src.pjit import close_consts
+    inner, consts = self._traced.jaxpr.jaxpr, self._traced.consts
+    k = len(consts)
+    opened = Jaxpr(inner.invars[:k], inner.invars[k:], inner.outvars, inner.eqns)
+    return ClosedJaxpr(*close_consts(opened, consts))
 
   @property
   def fun_name(self):

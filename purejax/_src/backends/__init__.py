@@ -35,6 +35,10 @@ def compile_jaxpr(jaxpr, backend=None, num_threads=None):
   const-free ``jaxpr`` on ``backend`` (default: the configured one);
   ``num_threads``: the C kernels' threads (default: the flag's)."""
   backend = backend or config.purejax_backend
+  from purejax._src.random import key_lowering
+  lowered = key_lowering.lower_jaxpr(jaxpr)
+  if lowered is not None:   # typed PRNG keys: run on their uint32 key data
+    return _WithConsts(compile_jaxpr(lowered[0], backend, num_threads), lowered[1])
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
   if config.purejax_compile_sync:
@@ -57,6 +61,19 @@ def _compile_cpu(jaxpr, num_threads=None):
   except toolchain.CompileError as e:
     _warn_once(f"the C compiler failed: {str(e).splitlines()[0] if str(e) else e}")
   return numpy_backend.compile_jaxpr(jaxpr)
+
+
+class _WithConsts:
+  """An executable called with ``consts`` as its leading arguments."""
+
+  def __init__(self, run, consts):
+    self._run, self._consts = run, consts
+
+  def __call__(self, *args):
+    return self._run(*self._consts, *args)
+
+  def __getattr__(self, name):   # wait() & co. of the executable
+    return getattr(self._run, name)
 
 
 # Calls that run on NumPy before the C build starts (after the last one's

@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
-from purejax._src import core, debug_nans, fp_errors
+from purejax._src import core, debug_nans, dtypes, fp_errors
 from purejax._src.array import Array, wrap_numpy
 from purejax._src.config import config
+from purejax._src.random.keys import PRNGKeyArray
 
 _ctx = core._ctx
 _eval_trace = core.eval_trace
@@ -46,6 +47,11 @@ def _concrete_arg(x):
   return np.asarray(x, dtype=aval.dtype), aval
 
 
+def _apply_to_keys(primitive, args, params):
+  from purejax._src.random.key_lowering import apply_eager
+  return apply_eager(primitive, args, params)
+
+
 def apply_primitive(primitive, args, params):
   """``primitive`` applied to concrete arguments (the eval trace's rule)."""
   vals, avals = [], []
@@ -54,6 +60,8 @@ def apply_primitive(primitive, args, params):
       vals.append(x._value)
       avals.append(x.aval)
     else:
+      if type(x) is PRNGKeyArray:   # typed keys: their own path (key_lowering)
+        return _apply_to_keys(primitive, args, params)
       val, aval = _concrete_arg(x)
       vals.append(val)
       avals.append(aval)
@@ -63,10 +71,20 @@ def apply_primitive(primitive, args, params):
     out = primitive.impl(*vals, **params)
   finally:
     fp_errors.restore(token)
-  if primitive.multiple_results:
-    results = [wrap_numpy(o, a) for o, a in zip(out, out_avals)]
-  else:
-    results = wrap_numpy(out, out_avals)
+  try:
+    if primitive.multiple_results:
+      results = [wrap_numpy(o, a) for o, a in zip(out, out_avals)]
+    else:
+      results = wrap_numpy(out, out_avals)
+  except TypeError:   # a key dtype output (a call returning keys) holds key data
+    if not any(dtypes.is_extended(a.dtype) for a in
+               (out_avals if primitive.multiple_results else [out_avals])):
+      raise
+    from purejax._src.random.key_lowering import wrap_outputs
+    if not primitive.multiple_results:
+      return wrap_outputs([out], [out_avals])[0]
+    return wrap_outputs([o if dtypes.is_extended(a.dtype) else wrap_numpy(o, a)
+                         for o, a in zip(out, out_avals)], out_avals)
   if _debug_special:
     check_special(primitive.name, results if primitive.multiple_results else [results],
                   vals, primitive, params)

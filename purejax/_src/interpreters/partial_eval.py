@@ -84,6 +84,11 @@ class DynamicJaxprTrace(core.Trace):
     return tracer
 
   def process_primitive(self, primitive, args, params):
+    fold = getattr(primitive, "const_fold", None)
+    if fold is not None:
+      out = fold(*args, **params)
+      if out is not None:
+        return out
     tracers = [self.to_tracer(x) for x in args]
     avals = tuple(t.aval for t in tracers)
     out_avals = primitive.abstract_eval(*avals, **params)

@@ -87,6 +87,8 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   if (aval is not None and isinstance(new_dtype, np.dtype) and aval.dtype == new_dtype
       and aval.weak_type == bool(weak_type)):
     return operand   # nothing to do: the common case in jnp's promotion
+  if dtypes.is_extended(new_dtype) or (aval is not None and dtypes.is_extended(aval.dtype)):
+    return _convert_extended(operand, aval, new_dtype)
   new_dtype = _requested_dtype(new_dtype)
   weak_type = bool(weak_type)
   if isinstance(operand, core.Tracer):
@@ -94,8 +96,16 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
       return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
-  # Concrete operands are converted right away, never staged: a constant
-  # stays a constant (a literal) in a traced jaxpr.
+  traced = core.current_trace() is not core.eval_trace
+  if traced and _staged_constant(operand, new_dtype, weak_type):
+    # Under a transformation, as in JAX, a concrete array is converted in the
+    # trace: a staged jaxpr keeps it as a constant of its own dtype.
+    if isinstance(operand, np.ndarray):
+      aval = core.get_aval(operand)
+      operand = wrap_numpy(operand, core.ShapedArray(aval.shape, aval.dtype, False))
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
+  # Python scalars and NumPy scalars are converted right away (JAX folds
+  # them): such a constant stays a literal in a traced jaxpr.
   if not isinstance(operand, (core.ArrayBase, np.ndarray, np.generic, bool, int, float,
                               complex)):
     dtypes.dtype(operand)   # JAX's "Cannot determine dtype of ..." TypeError
@@ -111,7 +121,59 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   if (weak_type and type(operand) in (bool, int, float, complex)
       and core.python_scalar_aval(operand).dtype == new_dtype):
     out._python_scalar = operand   # unconverted: JAX keeps the Python number
+  elif traced and out.aval.shape == ():
+    mark_folded(out)
   return out
+
+
+def _const_fold(operand, *, new_dtype, weak_type):
+  """Staging folds a conversion of a literal (JAX's constant folding): the
+  converted value, or None to stage the conversion."""
+  from purejax._src.jaxpr import literal_value
+  if isinstance(operand, core.Tracer) or literal_value(operand) is None:
+    return None
+  value = _convert_impl(np.asarray(core.concrete_numpy_value(operand)),
+                        new_dtype=new_dtype, weak_type=weak_type)
+  python_value = value.item()
+  if weak_type and core.python_scalar_aval(python_value).dtype != new_dtype:
+    return None
+  out = wrap_numpy(value, core.ShapedArray((), new_dtype, weak_type))
+  return mark_folded(out, python_value if weak_type else None)
+
+
+convert_element_type_p.const_fold = _const_fold
+
+
+def _convert_extended(operand, aval, new_dtype):
+  """Key arrays convert only to their own dtype (a no-op), as in JAX."""
+  if aval is not None and aval.dtype == new_dtype:
+    return operand
+  src = aval.dtype if aval is not None else dtypes.dtype(operand)
+  dst = new_dtype if dtypes.is_extended(new_dtype) else np.dtype(new_dtype)
+  raise ValueError(f"Cannot convert_element_type from {src} to {dst}")
+
+
+def mark_folded(out, python_value=None):
+  """Marks the scalar Array ``out``, a constant folded under a trace, to be
+  a literal in the jaxpr (printed as ``python_value``, or its value)."""
+  if getattr(out, "_python_scalar", None) is None:
+    out._python_scalar = out._value.item() if python_value is None else python_value
+  return out
+
+
+def _staged_constant(operand, new_dtype, weak_type):
+  """Whether converting the concrete ``operand`` under a trace is staged.
+
+  JAX folds conversions of Python and NumPy scalars (they stay literals);
+  arrays, and scalar Arrays made outside the trace, are constants whose
+  conversion is an equation of the jaxpr.
+  """
+  if isinstance(operand, core.ArrayBase):
+    if operand.aval.dtype == new_dtype and operand.aval.weak_type == weak_type:
+      return False
+    return operand.aval.shape != () or getattr(operand, "_python_scalar", None) is None
+  return (isinstance(operand, np.ndarray) and operand.shape != ()
+          and (dtypes.canonicalize_dtype(operand.dtype) != new_dtype or weak_type))
 
 
 # -- bitcast_convert_type ---------------------------------------------------------------

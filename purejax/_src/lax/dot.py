@@ -253,7 +253,8 @@ ad.defjvp(dot_general_p,
           lambda g, lhs, rhs, **params: dot_general_p.bind(lhs, g, **params))
 
 
-def _dot_transpose_one(ct, x_aval, other, dimension_numbers, precision, x_is_rhs):
+def _dot_transpose_one(ct, x_aval, other, dimension_numbers, precision, x_is_rhs,
+                       preferred_element_type=None):
   """The cotangent of operand x (lhs, or rhs when ``x_is_rhs``)."""
   (lc, rc), (lb, rb) = dimension_numbers
   (xc, yc), (xb, yb) = ((rc, lc), (rb, lb)) if x_is_rhs else ((lc, rc), (lb, rb))
@@ -267,7 +268,7 @@ def _dot_transpose_one(ct, x_aval, other, dimension_numbers, precision, x_is_rhs
   if x_is_rhs and precision is not None:
     precision = precision[::-1]
   out = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=precision,
-                           preferred_element_type=None, out_sharding=None)
+                           preferred_element_type=preferred_element_type, out_sharding=None)
   # out's axes: batch, x's free axes, then y's contracting axes in increasing
   # order, which stand for the x axes they were contracted with.
   x_axes = list(xb) + x_free + [xc[list(yc).index(j)] for j in sorted(yc)]
@@ -287,8 +288,10 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
   if ad.is_undefined_primal(lhs) and ad.is_undefined_primal(rhs):
     raise ValueError("dot_general is linear in one operand at a time")
   if ad.is_undefined_primal(lhs):
-    return [_dot_transpose_one(ct, lhs.aval, rhs, dimension_numbers, precision, False), None]
-  return [None, _dot_transpose_one(ct, rhs.aval, lhs, dimension_numbers, precision, True)]
+    return [_dot_transpose_one(ct, lhs.aval, rhs, dimension_numbers, precision, False,
+                               preferred_element_type), None]
+  return [None, _dot_transpose_one(ct, rhs.aval, lhs, dimension_numbers, precision, True,
+                                   preferred_element_type)]
 
 
 @dot_general_p.def_batch

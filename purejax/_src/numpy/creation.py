@@ -16,6 +16,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import ShapeDtypeStruct, jit
 from purejax._src.array import wrap_numpy
+from purejax._src.lax import convert as lax_convert
 from purejax._src.vmap import vmap
 from purejax._src.numpy import ufuncs
 from purejax._src.numpy import util
@@ -124,7 +125,14 @@ def _from_concrete(obj, dtype, weak_type, requested=False):
     raise TypeError(f"JAX only supports number and bool dtypes, got {type(obj)}")
   aval = core.ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype), False)
   x = wrap_numpy(value, aval)
-  return lax.convert_element_type(x, dtype, weak_type)
+  # Converted on the host, as JAX does, even under a trace: the result is a
+  # constant of the requested dtype (a literal if it is a scalar).
+  with core.eval_context():
+    out = lax.convert_element_type(x, dtype, weak_type)
+  if out.shape == () and core.current_trace() is not core.eval_trace:
+    python_value = obj if weak_type and type(obj) in (bool, int, float, complex) else None
+    lax_convert.mark_folded(out, python_value)
+  return out
 
 
 def asarray(a, dtype=None, order=None, *, copy=None):

@@ -32,7 +32,7 @@ class _ScalarMeta(type):
   def __call__(cls, x):
     # Imported here: creation imports this module's package.
     from purejax._src.numpy import creation
-    return creation.array(x, dtype=cls.dtype)
+    return creation.asarray(x, dtype=cls.dtype)
 
 
 def _make_scalar_type(name, dtype):

@@ -44,7 +44,7 @@ def rademacher(key, shape, dtype):
 
 def require_threefry(name, key):
   """poisson's loops assume threefry2x32 keys (as in JAX)."""
-  impl = key._impl.name
+  impl = key.dtype._impl.name
   if impl != "threefry2x32":
     raise NotImplementedError(
         f"`{name}` is only implemented for the threefry2x32 RNG, not {impl}")

@@ -1,16 +1,21 @@
 """Typed PRNG key arrays (``random.key``) and the key-checking helpers.
 
-A typed key array of shape ``s`` overlays uint32 key data of shape
-``(*s, 2)``.  It is a pytree whose one leaf is that data, so ``jit``,
-``vmap``, ``scan`` and friends carry keys through unchanged; its dtype prints
-as JAX's ``key<fry>``.  Raw keys (``PRNGKey``: uint32[2]) are wrapped on the
-way into a sampler and unwrapped on the way out, as JAX does.
+A typed key array has a dtype of its own, ``key<fry>`` (``KeyTy``): its
+avals are ``ShapedArray(shape, key<fry>)``, it is a pytree leaf, and under a
+trace it is a tracer of that dtype.  The random functions act on keys by the
+``random_*`` primitives (``key_primitives``); ordinary structural operations
+(indexing, reshape, concatenate...) apply to key arrays as to any array.
+
+At run time a key array of shape ``s`` is its uint32 key data of shape
+``(*s, 2)``: an eager ``PRNGKeyArray`` holds that data, and jaxprs are
+rewritten to it before they run (``key_lowering``).  Raw keys (``PRNGKey``:
+uint32[2]) are wrapped on the way into a sampler and unwrapped on the way
+out, as JAX does.
 """
 import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
-from purejax._src import tree_util
 
 
 class PRNGImpl:
@@ -22,15 +27,15 @@ class PRNGImpl:
   def __repr__(self):
     return f"PRNGImpl({self.name!r})"
 
-  def __str__(self):
-    return self.name
+  def __str__(self):   # jaxprs print ``random_seed[impl=fry]``
+    return self.tag
 
 
 threefry_impl = PRNGImpl("threefry2x32", "fry", (2,))
 prngs = {threefry_impl.name: threefry_impl}
 
 
-class KeyTy:
+class KeyTy(dtypes.ExtendedDType):
   """The dtype of typed key arrays: ``key<fry>``."""
   type = dtypes.prng_key
 
@@ -70,24 +75,42 @@ def resolve_impl(spec):
   raise TypeError(f"unrecognized type {type(spec)} for specifying PRNG implementation.")
 
 
-class PRNGKeyArray:
-  """An array of typed PRNG keys (what ``random.key`` returns)."""
+def is_key_dtype(dtype):
+  return type(dtype) is KeyTy
+
+
+class PRNGKeyArray(core.ArrayBase):
+  """A concrete array of typed PRNG keys (what ``random.key`` returns).
+
+  It holds the uint32 key data, shape ``(*self.shape, *impl.key_shape)``.
+  Under a trace keys are tracers of dtype ``key<fry>`` instead; operations
+  on this class bind the same primitives as on those, so both behave alike.
+  """
   __slots__ = ("_impl", "_base")
   __array_priority__ = 100
 
   def __init__(self, impl, key_data):
+    from purejax._src.array import Array
+    if isinstance(key_data, core.Tracer):
+      raise TypeError("PRNGKeyArray holds concrete key data only")
+    if not isinstance(key_data, Array):
+      key_data = Array(np.asarray(key_data, np.uint32))
     self._impl = impl
-    self._base = key_data   # uint32[*shape, *impl.key_shape] (maybe a tracer)
+    self._base = key_data   # uint32[*shape, *impl.key_shape]
 
   @property
   def _nkey(self):
     return len(self._impl.key_shape)
 
-  shape = property(lambda self: tuple(core.get_aval(self._base).shape[:-self._nkey]))
+  shape = property(lambda self: tuple(self._base.shape[:self._base.ndim - self._nkey]))
   dtype = property(lambda self: KeyTy(self._impl))
+  aval = property(lambda self: core.ShapedArray(self.shape, KeyTy(self._impl)))
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+  itemsize = property(lambda self: self.dtype.itemsize)
   weak_type = False
+  # The run-time value: the key data (jit passes it to compiled code).
+  _value = property(lambda self: self._base._value)
 
   def __len__(self):
     if not self.shape:
@@ -99,38 +122,46 @@ class PRNGKeyArray:
       raise TypeError("iteration over a 0-d key array")
     return (self[i] for i in range(self.shape[0]))
 
-  def __getitem__(self, idx):
-    idx = idx if isinstance(idx, tuple) else (idx,)
-    if not self.shape and any(i is not None and i is not Ellipsis for i in idx):
-      raise IndexError(f"Too many indices: array is 0-dimensional, but {len(idx)} were indexed")
-    # Index the leading (key array) axes only; the key data axes stay whole.
-    if any(i is Ellipsis for i in idx):
-      idx = idx + (slice(None),) * self._nkey
-    return PRNGKeyArray(self._impl, self._base[idx])
+  def _eager(self, idx=()):
+    """Whether an operation can act on the key data right away."""
+    return (core.current_trace() is core.eval_trace
+            and not any(isinstance(i, core.Tracer) for i in idx))
 
-  def reshape(self, *shape):
-    from purejax import lax
+  def __getitem__(self, idx):
+    tup = idx if isinstance(idx, tuple) else (idx,)
+    if not self._eager(tup):   # staged: jnp indexing binds key-dtype primitives
+      return core.ArrayBase.__getitem__(self, idx)
+    if not self.shape and any(i is not None and i is not Ellipsis for i in tup):
+      raise IndexError(f"Too many indices: array is 0-dimensional, but {len(tup)} were indexed")
+    # Index the leading (key array) axes only; the key data axes stay whole.
+    if any(i is Ellipsis for i in tup):
+      tup = tup + (slice(None),) * self._nkey
+    return PRNGKeyArray(self._impl, self._base[tup])
+
+  def reshape(self, *shape, order="C"):
+    if not self._eager():
+      return core.ArrayBase.reshape(self, *shape, order=order)
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
     shape = tuple(int(d) for d in shape)
     if -1 in shape:
       known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
       shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
-    return PRNGKeyArray(self._impl, lax.reshape(self._base, shape + self._impl.key_shape))
+    return PRNGKeyArray(self._impl, self._base.reshape(shape + self._impl.key_shape))
 
-  def ravel(self):
+  def ravel(self, order="C"):
     return self.reshape((self.size,))
 
   flatten = ravel
 
+  def astype(self, dtype, copy=False, device=None):
+    raise NotImplementedError("Cannot call abstract method astype")
+
   def __eq__(self, other):
-    from purejax import lax
-    if not isinstance(other, PRNGKeyArray):
-      return NotImplemented
-    return lax.reduce_and(lax.eq(self._base, other._base), (self.ndim,))
+    return _keys_equal(self, other)
 
   def __ne__(self, other):
     from purejax import lax
-    eq = self.__eq__(other)
+    eq = _keys_equal(self, other)
     return eq if eq is NotImplemented else lax.bitwise_not(eq)
 
   __hash__ = None
@@ -138,22 +169,31 @@ class PRNGKeyArray:
   def block_until_ready(self):
     return self
 
+  def copy(self):
+    return self
+
   def __repr__(self):
-    if isinstance(self._base, core.Tracer):
-      return f"Key{self._base!r}"
     return (f"Array({self.shape}, dtype={self.dtype}) overlaying:\n"
-            f"{np.asarray(self._base)}")
+            f"{np.asarray(self._base._value)}")
 
   __str__ = __repr__
 
 
-tree_util.register_pytree_node(
-    PRNGKeyArray, lambda k: ((k._base,), k._impl),
-    lambda impl, children: PRNGKeyArray(impl, children[0]))
+def _keys_equal(a, b):
+  """Elementwise equality of two key arrays (of their key data)."""
+  from purejax import lax
+  if not (is_typed_key(a) and is_typed_key(b)):
+    return NotImplemented
+  from purejax._src.random.key_primitives import random_unwrap_p
+  da, db = random_unwrap_p.bind(a), random_unwrap_p.bind(b)
+  eq = lax.eq(da, db)
+  return lax.reduce_and(eq, (eq.ndim - 1,))
 
 
 def is_typed_key(x):
-  return isinstance(x, PRNGKeyArray)
+  """A key array: concrete, or a tracer of a key dtype."""
+  return (isinstance(x, PRNGKeyArray)
+          or (isinstance(x, core.Tracer) and type(x.aval.dtype) is KeyTy))
 
 
 def _invalid(msg):
@@ -163,27 +203,35 @@ def _invalid(msg):
 def random_wrap(data, impl):
   """A typed key array over the uint32 key data ``data``."""
   from purejax._src.array import Array
+  from purejax._src.random.key_primitives import random_wrap_p
   if not hasattr(data, "dtype") or not hasattr(data, "shape"):
     raise _invalid(f"expected key_data to have ndim, shape, and dtype attributes. Got {data}")
-  if isinstance(data, np.ndarray):
-    data = Array(data)
+  if isinstance(data, (np.ndarray, np.generic)):
+    data = Array(np.asarray(data))
   shape = tuple(np.shape(data))
   nkey = len(impl.key_shape)
   if shape[len(shape) - nkey:] != impl.key_shape or len(shape) < nkey:
     raise _invalid(f"expected key_data.shape to end with {impl.key_shape}; got "
-                   f"shape={shape} for impl={impl}")
-  if np.dtype(data.dtype) != np.uint32:
-    raise _invalid(f"expected key_data.dtype = uint32; got dtype={np.dtype(data.dtype)}")
-  return PRNGKeyArray(impl, data)
+                   f"shape={shape} for impl={impl!r}")
+  if not isinstance(data.dtype, np.dtype) or np.dtype(data.dtype) != np.uint32:
+    raise _invalid(f"expected key_data.dtype = uint32; got dtype={data.dtype}")
+  return random_wrap_p.bind(data, impl=impl)
 
 
 def random_unwrap(keys):
-  return keys._base
+  """The uint32 key data of the key array ``keys``."""
+  from purejax._src.random.key_primitives import random_unwrap_p
+  return random_unwrap_p.bind(keys)
+
+
+def key_impl_of(keys):
+  """The PRNGImpl of a key array (concrete or traced)."""
+  return keys.dtype._impl
 
 
 def check_prng_key(name, key, allow_batched=False):
   """(typed key, whether it came in raw) for a sampler's ``key`` argument."""
-  if isinstance(key, PRNGKeyArray):
+  if is_typed_key(key):
     typed, wrapped = key, False
   elif isinstance(key, (core.ArrayBase, core.Tracer, np.ndarray, np.generic)):
     typed, wrapped = random_wrap(key, resolve_impl(None)), True

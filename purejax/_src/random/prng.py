@@ -156,7 +156,12 @@ def _make_key(ctor_name, seed, impl):
   if np.ndim(seed):
     raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of shape "
                     f"{np.shape(seed)} != (). Use jax.vmap for batching")
-  return keys_lib.PRNGKeyArray(impl, threefry_seed(_seed_array(seed)))
+  from purejax._src.random.key_primitives import random_seed_p
+  seed = _seed_array(seed)
+  aval = core.get_aval(seed)
+  if not dtypes.issubdtype(aval.dtype, np.integer):
+    raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+  return random_seed_p.bind(seed, impl=impl)
 
 
 def key(seed, *, impl=None, dtype=None):
@@ -188,8 +193,9 @@ def _split(typed, num=2):
   if typed.ndim:
     raise TypeError(f"split accepts a single key, but was given a key array of shape "
                     f"{typed.shape} != (). Use jax.vmap for batching.")
+  from purejax._src.random.key_primitives import random_split_p
   shape = canonicalize_shape(tuple(num) if isinstance(num, Sequence) else (num,))
-  return keys_lib.PRNGKeyArray(typed._impl, threefry_split(typed._base, shape))
+  return random_split_p.bind(typed, shape=shape)
 
 
 def fold_in(key, data):
@@ -201,13 +207,18 @@ def fold_in(key, data):
                     f"{np.shape(data)} != (). Use jax.vmap for batching.")
   if isinstance(data, int) and not 0 <= data < 2 ** 32:
     raise OverflowError(f"Python integer {data} out of bounds for uint32")
+  from purejax._src.random.key_primitives import random_fold_in_p
   data = jnp.asarray(data).astype(_U32) if not isinstance(data, int) else np.uint32(data)
-  out = threefry_fold_in(typed._base, data)
-  return keys_lib.return_keys(wrapped, keys_lib.PRNGKeyArray(typed._impl, out))
+  out = random_fold_in_p.bind(typed, data)
+  return keys_lib.return_keys(wrapped, out)
 
 
 def random_bits(typed, bit_width, shape):
-  return threefry_random_bits(typed._base, bit_width, shape)
+  """Random bits from the typed key(s) ``typed`` (the ``random_bits`` primitive)."""
+  from purejax._src.random.key_primitives import random_bits_p
+  if bit_width not in UINT_DTYPES:
+    raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+  return random_bits_p.bind(typed, bit_width=bit_width, shape=tuple(shape))
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
@@ -243,7 +254,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
 def key_impl(keys):
   """The name of the PRNG implementation behind ``keys``."""
   typed, _ = keys_lib.check_prng_key("key_impl", keys, allow_batched=True)
-  return typed._impl.name
+  return keys_lib.key_impl_of(typed).name
 
 
 def clone(key):
