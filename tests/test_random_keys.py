@@ -284,3 +284,20 @@ def test_eager_key_array_operations():
   np.testing.assert_array_equal(np.asarray(random.split(k) == random.split(k)), [True, True])
   np.testing.assert_array_equal(data(ks[1]), data(ks)[1])
   np.testing.assert_array_equal(data(list(ks)[2]), data(ks)[2])
+
+
+def test_grad_with_respect_to_a_key_is_an_error():
+  with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs .* "
+                     "but got key<fry>"):
+    jax.grad(lambda k: random.uniform(k))(random.key(0))
+
+
+def test_pmap_over_keys(cpu_devices):
+  cpu_devices(2)
+  ks = random.split(random.key(0), 2)
+  got = jax.pmap(lambda k: random.uniform(k, (2,)))(ks)
+  want = jax.vmap(lambda k: random.uniform(k, (2,)))(ks)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  split = jax.pmap(lambda k: random.split(k))(ks)
+  assert split.shape == (2, 2) and split.dtype == ks.dtype
+  np.testing.assert_array_equal(data(split)[1], data(random.split(ks[1])))

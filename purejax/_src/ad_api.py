@@ -177,7 +177,8 @@ def _check_input_dtype(x, holomorphic, allow_int):
   if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
     raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
                     f"but got {core.dtype_name(dtype)}.")
-  if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_) and not allow_int:
+  if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_
+      or dtypes.is_extended(dtype)) and not allow_int:
     raise TypeError("grad requires real- or complex-valued inputs (input dtype that is a "
                     f"sub-dtype of np.inexact), but got {core.dtype_name(dtype)}. If you "
                     "want to use Boolean- or integer-valued inputs, use vjp or set "

@@ -212,6 +212,28 @@ def _rule_for(prim):
     if param is not None:   # custom_jvp/vjp calls, checkpoint: run the body inline
       return lambda ins, outs, *args, **params: eval_physical(
           _as_closed(params[param]), args)
+    return _generic_sub_jaxpr_rule(prim)
+  return rule
+
+
+def _generic_sub_jaxpr_rule(prim):
+  """Other primitives with sub-jaxprs (shard_map, pmap's body...): their
+  sub-jaxprs lowered in place, where that needs no new constants."""
+  def rule(ins, outs, *args, **params):
+    new = {}
+    for name, value in params.items():
+      many = isinstance(value, (tuple, list))
+      lowered = []
+      for v in value if many else (value,):
+        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+          jaxpr, consts = lower_closed(v)
+          if consts:
+            raise NotImplementedError(
+                f"purejax: {prim.name} is not supported on PRNG key arrays")
+          v = ClosedJaxpr(jaxpr, []) if isinstance(v, ClosedJaxpr) else jaxpr
+        lowered.append(v)
+      new[name] = type(value)(lowered) if many else lowered[0]
+    return prim.bind(*args, **new)
   return rule
 
 
