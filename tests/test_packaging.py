@@ -65,7 +65,9 @@ def test_matrix_products_without_scipy_warn(monkeypatch):
   running matrix products on NumPy."""
   from purejax._src.backends.cpu import blas
   blas.gemm_pointers.cache_clear()
+  import scipy.linalg
   monkeypatch.setitem(sys.modules, "scipy.linalg.cython_blas", None)
+  monkeypatch.delattr(scipy.linalg, "cython_blas", raising=False)   # once imported, an attribute
   try:
     with pytest.warns(RuntimeWarning, match="matrix products run on NumPy"):
       assert blas.gemm_pointers() is None
