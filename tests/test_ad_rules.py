@@ -107,7 +107,7 @@ INTEGER_POW = [Op(f"integer_pow_{y}", functools.partial(lax.integer_pow, y=y), [
 BINARY = [
     _binary("add"), _binary("sub"), _binary("mul"), _binary("div", domain=("any", "nonzero")),
     _binary("rem", domain=("fraction", "near2")),
-    Op("rem_by_2", lambda x: lax.rem(x, np.full_like(x, 2.0)), [(3, 4)], domain="fraction"),
+    Op("rem_by_2", lambda x: lax.rem(x, lax.full_like(x, 2.0)), [(3, 4)], domain="fraction"),
     _binary("max", domain="distinct"), _binary("min", domain="distinct"),
     _binary("atan2", domain=("any", "nonzero")), _binary("pow", domain=("pos", "any")),
     Op("pow_int_exponent", lambda x: lax.pow(x, np.array([0, 1, 2, 3, -2], np.int32)),

@@ -178,3 +178,155 @@ def test_array_from_large_ints_and_buffers_like_oracle():
 def test_large_uint32_list_under_jit():
   f = purejax.jit(lambda x: jnp.array([x, 4294967295], dtype=jnp.uint32))
   assert f(jnp.uint32(1)).tolist() == [1, 4294967295]
+
+
+# ---------------------------------------------------------------------------
+# Error classes and texts of misused transformations and operations
+
+_POSITIONAL = ("Positional argument indices, e.g. for `static_argnums`, must have value "
+               "greater than or equal to -len(args) and less than len(args), but got value "
+               "{} for len(args) == 1.")
+_COMPLEX_ARANGE = ("Passing complex start/stop/step to jnp.arange is no longer supported "
+                   "starting in JAX v0.10.0.")
+
+
+class _NoNone:
+  """A pytree node whose unflatten refuses None children."""
+
+  def __init__(self, a):
+    if a is None:
+      raise ValueError("no None here")
+    self.a = a
+
+
+def _errors(jax, jnp, lax):
+  x = jnp.ones(3)
+  key = jax.random.PRNGKey(0)
+  cases = {
+      "grad(3)": lambda: jax.grad(3),
+      "value_and_grad(3)": lambda: jax.value_and_grad(3),
+      "jacfwd(3)": lambda: jax.jacfwd(3),
+      "jacrev(3)": lambda: jax.jacrev(3),
+      "hessian(3)": lambda: jax.hessian(3),
+      "vjp(3)": lambda: jax.vjp(3, 1.0),
+      "jvp(3)": lambda: jax.jvp(3, (1.0,), (1.0,)),
+      "linearize(3)": lambda: jax.linearize(3, 1.0),
+      "vmap(3)": lambda: jax.vmap(3),
+      "jit(3)": lambda: jax.jit(3),
+      "static_argnums=5": lambda: jax.jit(lambda x: x, static_argnums=5)(x),
+      "static_argnums=(0, 5)": lambda: jax.jit(lambda x: x, static_argnums=(0, 5)),
+      "donate_argnums=5": lambda: jax.jit(lambda x: x, donate_argnums=5),
+      "static_argnames=y": lambda: jax.jit(lambda x: x, static_argnames="y"),
+      "asarray under grad": lambda: jax.grad(lambda v: np.asarray(v).sum() * v)(1.0),
+      "asarray under jvp": lambda: jax.jvp(lambda v: np.asarray(v) * v, (1.0,), (1.0,)),
+      "top_k 2.0": lambda: lax.top_k(x, 2.0),
+      "arange(1+2j)": lambda: jnp.arange(1 + 2j),
+      "arange(0, 1+2j)": lambda: jnp.arange(0, 1 + 2j),
+      "randint None": lambda: jax.random.randint(key, (2,), 0, None),
+      "grad argnums=-3": lambda: jax.grad(lambda v: v, argnums=-3)(1.0),
+      "value_and_grad argnums=-3": lambda: jax.value_and_grad(lambda v: v, argnums=-3)(1.0),
+      "jacfwd argnums=3": lambda: jax.jacfwd(lambda v: v, argnums=3)(1.0),
+      "jacrev argnums=-3": lambda: jax.jacrev(lambda v: v, argnums=-3)(1.0),
+      "jacfwd complex": lambda: jax.jacfwd(lambda v: v * 1.0)(1.0 + 1j),
+      "jacrev complex out": lambda: jax.jacrev(lambda v: v * 1j)(1.0),
+      "jacobian NoNone": lambda: jax.jacobian(lambda p: p.a * 2.0)(_NoNone(1.0)),
+      "jacfwd NoNone": lambda: jax.jacfwd(lambda p: p.a * 2.0)(_NoNone(1.0)),
+      "jit returns str": lambda: jax.jit(lambda v: "abc")(1.0),
+      "jit returns (x, str)": lambda: jax.jit(lambda v: (v, "abc"))(1.0),
+      "arange(3) + 2**40": lambda: jnp.arange(3) + 2**40,
+      "2**40 + arange(3)": lambda: 2**40 + jnp.arange(3),
+  }
+  out = {}
+  for name, f in cases.items():
+    try:
+      f()
+      out[name] = None
+    except Exception as e:  # noqa: BLE001 -- the class and text are compared
+      text = str(e).split("\n")[0]
+      text = text.replace(__file__, "FILE").replace(__file__.rstrip("c"), "FILE")
+      out[name] = (type(e).__name__, text)
+  return out
+
+
+_CALLABLE = ("TypeError", "Expected a callable value, got 3")
+_EXPECTED_ERRORS = {
+    "grad(3)": _CALLABLE, "value_and_grad(3)": _CALLABLE, "jacfwd(3)": _CALLABLE,
+    "jacrev(3)": _CALLABLE, "hessian(3)": _CALLABLE, "vjp(3)": _CALLABLE, "jvp(3)": _CALLABLE,
+    "linearize(3)": _CALLABLE, "vmap(3)": _CALLABLE, "jit(3)": _CALLABLE,
+    "static_argnums=5": ("ValueError", "Jitted function has static_argnums=(5,), but only "
+                         "accepts 1 positional arguments."),
+    "static_argnums=(0, 5)": ("ValueError", "Jitted function has static_argnums=(0, 5), but "
+                              "only accepts 1 positional arguments."),
+    "donate_argnums=5": ("ValueError", "Jitted function has donate_argnums=(5,), but only "
+                         "accepts 1 positional arguments."),
+    "static_argnames=y": ("ValueError", "Jitted function has invalid argnames {'y'} in "
+                          "static_argnames. Function does not take these args."),
+    "asarray under grad": ("TracerArrayConversionError", "The numpy.ndarray conversion method "
+                           "__array__() was called on traced array with shape float32[]"),
+    "asarray under jvp": ("TracerArrayConversionError", "The numpy.ndarray conversion method "
+                          "__array__() was called on traced array with shape float32[]"),
+    "top_k 2.0": ("TypeError", "Shapes must be 1D sequences of concrete values of integer "
+                  "type, got [2.0]."),
+    "arange(1+2j)": ("ValueError", _COMPLEX_ARANGE),
+    "arange(0, 1+2j)": ("ValueError", _COMPLEX_ARANGE),
+    "randint None": ("TypeError", "randint requires ndarray or scalar arguments, got "
+                     "<class 'NoneType'> at position 1."),
+    "grad argnums=-3": ("ValueError", _POSITIONAL.format(-3)),
+    "value_and_grad argnums=-3": ("ValueError", _POSITIONAL.format(-3)),
+    "jacfwd argnums=3": ("ValueError", _POSITIONAL.format(3)),
+    "jacrev argnums=-3": ("ValueError", _POSITIONAL.format(-3)),
+    "jacfwd complex": ("TypeError", "jacfwd requires real-valued inputs (input dtype that is "
+                       "a sub-dtype of np.floating), but got complex64. For holomorphic "
+                       "differentiation, pass holomorphic=True. For differentiation of "
+                       "non-holomorphic functions involving complex inputs or integer "
+                       "inputs, use jax.jvp directly."),
+    "jacrev complex out": ("TypeError", "jacrev requires real-valued outputs (output dtype "
+                           "that is a sub-dtype of np.floating), but got complex64. For "
+                           "holomorphic differentiation, pass holomorphic=True. For "
+                           "differentiation of non-holomorphic functions involving complex "
+                           "outputs, use jax.vjp directly."),
+    "jacobian NoNone": ("ValueError", "no None here"),
+    "jacfwd NoNone": ("ValueError", "no None here"),
+    "arange(3) + 2**40": ("OverflowError", "An overflow was encountered while parsing an "
+                          "argument to a jitted computation, whose argument path is y. Got "
+                          "<class 'int'> with value 1099511627776"),
+    "2**40 + arange(3)": ("OverflowError", "An overflow was encountered while parsing an "
+                          "argument to a jitted computation, whose argument path is x. Got "
+                          "<class 'int'> with value 1099511627776"),
+}
+
+
+def _expected_errors(lines):
+  out = dict(_EXPECTED_ERRORS)
+  out["jit returns str"] = (
+      "TypeError", f"function <lambda> at FILE:{lines[0]} traced for jit returned a value of "
+      "type <class 'str'>, which is not a valid JAX type")
+  out["jit returns (x, str)"] = (
+      "TypeError", f"function <lambda> at FILE:{lines[1]} traced for jit returned a value of "
+      "type <class 'str'> at output component [1], which is not a valid JAX type")
+  return out
+
+
+def _str_lines():
+  import inspect
+  source, start = inspect.getsourcelines(_errors)
+  return [start + i for i, line in enumerate(source) if '"jit returns' in line]
+
+
+def _register_no_none(tree_util):
+  try:
+    tree_util.register_pytree_node(_NoNone, lambda p: ((p.a,), None),
+                                   lambda aux, ch: _NoNone(*ch))
+  except ValueError:
+    pass   # registered already
+
+
+def test_error_classes_and_texts():
+  _register_no_none(purejax.tree_util)
+  assert _errors(purejax, jnp, lax) == _expected_errors(_str_lines())
+
+
+def test_error_classes_and_texts_like_oracle():
+  jax = oracle()
+  _register_no_none(jax.tree_util)
+  assert _errors(jax, jax.numpy, jax.lax) == _expected_errors(_str_lines())

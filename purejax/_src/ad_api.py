@@ -11,6 +11,11 @@ from purejax._src import tree_util
 from purejax._src.interpreters import ad
 
 
+def check_callable(fun):
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+
+
 def _flat_fun(fun, in_tree, out_tree_box, has_aux=False):
   """``fun`` on flat leaves; records the output tree (and aux) in the box."""
 
@@ -66,6 +71,7 @@ def _check_jvp_args(primals, tangents):
 
 def jvp(fun, primals, tangents, has_aux=False):
   """(fun(*primals), the directional derivative of fun along tangents)."""
+  check_callable(fun)
   p_leaves, t_leaves, in_tree = _check_jvp_args(primals, tangents)
   box = []
   out_p, out_t = ad.jvp_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves, t_leaves)
@@ -78,6 +84,7 @@ def jvp(fun, primals, tangents, has_aux=False):
 def linearize(fun, *primals, has_aux=False):
   """(fun(*primals), f_jvp): f_jvp evaluates the JVP at primals without
   recomputing the primal values."""
+  check_callable(fun)
   p_leaves, in_tree = tree_util.tree_flatten(primals)
   box = []
   out_p, jaxpr, residuals = ad.linearize_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves)
@@ -108,6 +115,7 @@ def linearize(fun, *primals, has_aux=False):
 
 def vjp(fun, *primals, has_aux=False):
   """(fun(*primals), f_vjp): f_vjp maps output cotangents to input cotangents."""
+  check_callable(fun)
   p_leaves, in_tree = tree_util.tree_flatten(primals)
   box = []
   out_p, jaxpr, residuals = ad.linearize_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves)
@@ -161,10 +169,18 @@ def _host_float0(t):
   return t
 
 
-def _check_argnums(argnums, nargs):
+def _check_argnums(argnums, nargs, below_len=False):
+  """``argnums`` as a tuple; each must be at least -nargs (and, for the
+  Jacobians, below nargs), as JAX checks positional indices."""
   nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
   if any(not isinstance(i, (int, np.integer)) for i in nums):
     raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums}")
+  for i in nums:
+    if i < -nargs or (below_len and i >= nargs):
+      raise ValueError(
+          "Positional argument indices, e.g. for `static_argnums`, must have value greater "
+          "than or equal to -len(args) and less than len(args), but got value "
+          f"{i} for len(args) == {nargs}.")
   if nums and max(nums) >= nargs:
     raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
                     f"{max(nums) + 1} positional arguments to be passed by the caller, "
@@ -211,6 +227,7 @@ def _check_output(out, holomorphic):
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=()):
   """A function computing (fun(*args), the gradient of fun at args)."""
+  check_callable(fun)
 
   @functools.wraps(fun)
   def value_and_grad_f(*args, **kwargs):
@@ -237,6 +254,7 @@ def _ones_like(x):
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
   """A function computing the gradient of scalar-valued ``fun``."""
+  check_callable(fun)
   vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
   @functools.wraps(fun)
@@ -257,6 +275,12 @@ def _check_jac_input(x, name, holomorphic, allow_int):
   if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
     raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                     f"but got {core.dtype_name(dtype)}.")
+  if name == "jacfwd" and not holomorphic and not dtypes.issubdtype(dtype, np.floating):
+    raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype "
+                    f"of np.floating), but got {core.dtype_name(dtype)}. For holomorphic "
+                    "differentiation, pass holomorphic=True. For differentiation of "
+                    "non-holomorphic functions involving complex inputs or integer "
+                    "inputs, use jax.jvp directly.")
   if not dtypes.issubdtype(dtype, np.inexact) and not allow_int:
     raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is "
                     f"a sub-dtype of np.inexact), but got {core.dtype_name(dtype)}. If you "
@@ -315,11 +339,13 @@ def _jac_structure(argnums, out_tree, in_tree, blocks):
 
 def _jac_inputs(name, fun, args, kwargs, argnums, holomorphic, allow_int):
   """The differentiated arguments of a Jacobian call, checked and flattened."""
-  nums = _check_argnums(argnums, len(args))
+  nums = _check_argnums(argnums, len(args), below_len=True)
   partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
   in_leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
-  for x in in_leaves:
-    _check_jac_input(x, name, holomorphic, allow_int)
+  # Checked with tree_map, as JAX does: a pytree node is rebuilt (with None
+  # leaves), so an unflatten function that rejects None raises here.
+  tree_util.tree_map(lambda x: _check_jac_input(x, name, holomorphic, allow_int),
+                     tuple(diff_args))
   return partial_fun, diff_args, in_leaves, in_tree
 
 
@@ -327,6 +353,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   """The Jacobian of ``fun`` by forward mode: a JVP vmapped over the
   standard basis of the inputs."""
   from purejax._src.vmap import vmap
+  check_callable(fun)
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
@@ -354,6 +381,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
   """The Jacobian of ``fun`` by reverse mode: the VJP vmapped over the
   standard basis of the outputs."""
   from purejax._src.vmap import vmap
+  check_callable(fun)
 
   @functools.wraps(fun)
   def jacfun(*args, **kwargs):
@@ -363,6 +391,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     out, f_vjp = res[0], res[1]
     out_leaves, out_tree = tree_util.tree_flatten(out)
     out_avals = [core.get_aval(o) for o in out_leaves]
+    for aval in out_avals:
+      _check_jacrev_output(aval.dtype, holomorphic)
     pullback = lambda *basis: f_vjp(tree_util.tree_unflatten(out_tree, basis))
     jac_in = tree_util.tree_leaves(vmap(pullback)(*_std_basis(out_leaves)))
     per_in = [_split_rows(j, [a.size for a in out_avals], [a.shape for a in out_avals],
@@ -375,17 +405,37 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
   return jacfun
 
 
+def _check_jacrev_output(dtype, holomorphic):
+  name = core.dtype_name(dtype)
+  if holomorphic:
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+      raise TypeError("jacrev with holomorphic=True requires outputs with complex dtype, "
+                      f"but got {name}.")
+  elif dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError("jacrev requires real-valued outputs (output dtype that is a sub-dtype "
+                    f"of np.floating), but got {name}. For holomorphic differentiation, pass "
+                    "holomorphic=True. For differentiation of non-holomorphic functions "
+                    "involving complex outputs, use jax.vjp directly.")
+  elif not dtypes.issubdtype(dtype, np.floating):
+    raise TypeError("jacrev requires real-valued outputs (output dtype that is a sub-dtype "
+                    f"of np.floating), but got {name}. For differentiation of functions "
+                    "with integer outputs, use jax.vjp directly.")
+
+
 jacobian = jacrev
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
   """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``."""
+  check_callable(fun)
   return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
                 argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
 def linear_transpose(fun, *primals, reduce_axes=()):
   """The transpose of the linear function ``fun`` at arguments like ``primals``."""
+  if not callable(fun):
+    raise TypeError("the first argument must be callable")
   from purejax._src.interpreters import partial_eval as pe
   in_leaves, in_tree = tree_util.tree_flatten(primals)
   in_avals = [core.get_aval(x).strip_weak_type() for x in in_leaves]

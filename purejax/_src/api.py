@@ -54,6 +54,30 @@ def _normalize_argnums(fun, static_argnums, static_argnames):
   return tuple(sorted(nums)), tuple(sorted(names))
 
 
+def _check_argnums_fit(fun, static_argnums, static_argnames, donate_argnums):
+  """As JAX, when ``jit`` is applied: indices past the signature's positional
+  parameters, and static names it does not have, are errors."""
+  if static_argnums is None and not static_argnames and donate_argnums is None:
+    return
+  try:
+    params = list(inspect.signature(fun).parameters.values())
+  except (TypeError, ValueError):
+    return
+  if not any(p.kind == p.VAR_POSITIONAL for p in params):
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    for kind, nums in (("static_argnums", static_argnums), ("donate_argnums", donate_argnums)):
+      nums = (nums,) if isinstance(nums, int) else tuple(nums or ())
+      if any(not -n <= i < n for i in nums):
+        raise ValueError(f"Jitted function has {kind}={nums}, but only accepts {n} "
+                         "positional arguments.")
+  names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames or ()
+  if names and not any(p.kind == p.VAR_KEYWORD for p in params):
+    bad = set(names) - {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+    if bad:
+      raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. "
+                       "Function does not take these args.")
+
+
 _NO_STATICS = ((), ())
 
 
@@ -209,6 +233,9 @@ def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
     call_args, call_kwargs = sig_split.rebuild(len(args), leaves)
     out = fun(*call_args, **call_kwargs)
     out_leaves, out_tree = tree_util.tree_flatten(out)
+    for leaf in out_leaves:
+      if not core.is_array_like(leaf):
+        _check_output_leaves(fun, out, traced_for)
     out_tree_box.append(out_tree)
     return out_leaves
 
@@ -216,6 +243,19 @@ def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
   if leak_box:
     compile_log.check_leaks(leak_box.pop())
   return jaxpr, consts, out_tree_box[0]
+
+
+def _check_output_leaves(fun, out, traced_for):
+  """JAX's error for a traced function returning what is not an array."""
+  from purejax._src.tree_keys import keystr
+  for path, leaf in tree_util.tree_flatten_with_path(out)[0]:
+    try:
+      core.get_aval(leaf)
+    except TypeError:
+      where = f" at output component {keystr(path)}" if path else ""
+      raise TypeError(f"function {source_info.function_location(fun)} traced for "
+                      f"{traced_for} returned a value of type {type(leaf)}{where}, which "
+                      "is not a valid JAX type") from None
 
 
 # ---------------------------------------------------------------------------
@@ -233,6 +273,7 @@ class JitWrapped:
                donate_argnames, inline, keep_unused):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun}")
+    _check_argnums_fit(fun, static_argnums, static_argnames, donate_argnums)
     self._fun = fun
     self._static_argnums, self._static_argnames = _normalize_argnums(
         fun, static_argnums, static_argnames)

@@ -121,6 +121,12 @@ class JVPTracer(core.Tracer):
       return primal.to_concrete_value()
     return primal._value if type(primal) is Array else primal
 
+  def __array__(self, dtype=None, copy=None):
+    # As in JAX: NumPy never sees a differentiated value, known or not
+    # (``bool``/``int``/``float`` of a known primal still work).
+    from purejax._src import errors
+    raise errors.TracerArrayConversionError(self)
+
 
 class JVPTrace(core.Trace):
 

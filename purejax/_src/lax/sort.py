@@ -10,6 +10,8 @@ Complex numbers compare by real part, then imaginary part.
 Derivatives move the tangents with the same permutation, found by sorting an
 extra iota operand and applied with a gather (``take_along``).
 """
+import operator
+
 import numpy as np
 
 from purejax._src import core
@@ -229,7 +231,11 @@ def _top_k_batch(axis_size, vals, dims, *, k, axis):
 def top_k(operand, k, *, axis=-1):
   """The ``k`` largest entries along ``axis`` and their int32 indices,
   largest first; of equal entries the lower index comes first."""
-  k = int(k)
+  try:
+    k = operator.index(k)
+  except TypeError:
+    raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                    f"got {[k]}.") from None
   if k < 0:
     raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
   axis = utils.canonicalize_axis(axis, np.ndim(operand))

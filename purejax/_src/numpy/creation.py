@@ -244,6 +244,10 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
   """Evenly spaced values in [start, stop), as ``start + step * iota``."""
   requested = dtypes.canonicalize_user_dtype(dtype, "arange")
   util.check_arraylike("arange", start)
+  for x in (start, stop, step):
+    if util.is_arraylike(x) and dtypes.issubdtype(util.aval_of(x).dtype, np.complexfloating):
+      raise ValueError("Passing complex start/stop/step to jnp.arange is no longer "
+                       "supported starting in JAX v0.10.0.")
   if stop is None and step is None:
     stop_value = _concrete_scalar(start, "stop")
     dt = requested if requested is not None else dtypes.result_type(start)

@@ -69,11 +69,15 @@ def _check_python_ints(args):
   """A Python int must fit the default integer type (int32 unless x64 is
   on) wherever it goes, as when JAX parses arguments of its jitted jnp
   functions; otherwise it would silently wrap."""
-  for x in args:
+  for i, x in enumerate(args):
     if type(x) is int:
       info = np.iinfo(dtypes.default_int_dtype())
       if not info.min <= x <= info.max:
-        raise OverflowError(f"Python int {x} too large to convert to {info.dtype}")
+        # JAX names the parameter of its jitted jnp function (x, y for operators).
+        path = ("x", "y")[i] if len(args) <= 2 else f"args[{i}]"
+        raise OverflowError("An overflow was encountered while parsing an argument to a "
+                            f"jitted computation, whose argument path is {path}. Got "
+                            f"{type(x)} with value {x}")
 
 
 def check_python_int_leaves(leaves, dtype):

@@ -128,6 +128,8 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   """Integers in [minval, maxval)."""
   from purejax import numpy as jnp
   typed, _ = keys_lib.check_prng_key("randint", key)
+  from purejax._src.numpy import util as jnp_util
+  jnp_util.check_arraylike("randint", minval, maxval)
   dtype = np.dtype(dtypes.canonicalize_user_dtype(int if dtype is None else dtype))
   shape = canonicalize_shape(shape)
   if not dtypes.issubdtype(dtype, np.integer):
