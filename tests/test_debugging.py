@@ -1,7 +1,6 @@
 """purejax.debug: print, callback and breakpoint, eagerly and under jit
 (on both backends), vmap, grad and lax control flow."""
 import io
-import pdb
 import re
 
 import numpy as np
@@ -237,17 +236,148 @@ def test_no_callback_at_trace_time(capsys):
 
 # -- breakpoint ------------------------------------------------------------------------
 
-def test_breakpoint_eager(monkeypatch):
+# A program stopping at breakpoints: eagerly, under jit, in a cond branch
+# taken once and skipped once, under vmap and grad and in a loop.  It runs in
+# a subprocess whose stdin holds the debugger's commands.
+_BREAKPOINT_PROGRAM = """\
+import sys
+if sys.argv[1] == "jax":
+    import jax, jax.numpy as jnp
+else:
+    import purejax as jax, purejax.numpy as jnp
+
+@jax.jit
+def f(x):
+    y = x * 2
+    jax.debug.breakpoint()
+    return y + 1
+
+def g(x):
+    return jax.lax.cond(x > 0, lambda x: x, lambda x: (jax.debug.breakpoint(), x)[1], x)
+
+def h(x):
+    y = x * 2
+    name = "hello"
+    jax.debug.breakpoint()
+    return y + 1
+
+print(f(jnp.arange(3.)))
+print(jax.jit(g)(1.))
+print("second")
+print(jax.jit(g)(-1.))
+print(h(jnp.arange(3.)))
+print(jax.vmap(h)(jnp.arange(2.)))
+print(jax.grad(lambda x: h(x).sum())(jnp.arange(2.)))
+print(jax.jit(lambda x: jax.lax.fori_loop(
+    0, 2, lambda i, v: (jax.debug.breakpoint(), v + i)[1], x))(1.))
+"""
+
+_BREAKPOINT_INPUT = ("p y\np x\nl\nw\nu\np x\nd\np y\nc\n"   # f
+                     "p x\nc\n"                                     # g(-1.)
+                     "p y\np name\npp y\nc\n"                      # h
+                     "p y\nc\np y\nc\n"                           # vmap(h)
+                     "p y\nc\n"                                     # grad(h)
+                     "p v, i\nc\np v,i\nc\n")                      # fori_loop
+
+_BREAKPOINT_OUTPUT = """\
+Entering jdb:
+(jdb) Array([0., 2., 4.], dtype=float32)
+(jdb) Array([0., 1., 2.], dtype=float32)
+(jdb) > {file}(10)
+    @jax.jit
+    def f(x):
+        y = x * 2
+->      jax.debug.breakpoint()
+        return y + 1
+    
+(jdb) Traceback:
+  File "{file}", line 22
+    print(f(jnp.arange(3.)))
+  File "{file}", line 10
+    jax.debug.breakpoint()
+(jdb) > {file}(22)
+        jax.debug.breakpoint()
+        return y + 1
+    
+->  print(f(jnp.arange(3.)))
+    print(jax.jit(g)(1.))
+    print("second")
+(jdb) *** NameError: name 'x' is not defined
+(jdb) > {file}(10)
+    @jax.jit
+    def f(x):
+        y = x * 2
+->      jax.debug.breakpoint()
+        return y + 1
+    
+(jdb) Array([0., 2., 4.], dtype=float32)
+(jdb) [1. 3. 5.]
+1.0
+second
+Entering jdb:
+(jdb) Array(-1., dtype=float32)
+(jdb) -1.0
+Entering jdb:
+(jdb) Array([0., 2., 4.], dtype=float32)
+(jdb) 'hello'
+(jdb) Array([0., 2., 4.], dtype=float32)
+(jdb) [1. 3. 5.]
+Entering jdb:
+(jdb) Array(0., dtype=float32)
+(jdb) Entering jdb:
+(jdb) Array(2., dtype=float32)
+(jdb) [1. 3.]
+Entering jdb:
+(jdb) Array([0., 2.], dtype=float32)
+(jdb) [2. 2.]
+Entering jdb:
+(jdb) (Array(1., dtype=float32), Array(0, dtype=int32))
+(jdb) Entering jdb:
+(jdb) (Array(1., dtype=float32), Array(1, dtype=int32))
+(jdb) 2.0
+"""
+
+
+def _run_breakpoints(tmp_path, which):
+  import subprocess
+  import sys
+  prog = tmp_path / "prog.py"
+  prog.write_text(_BREAKPOINT_PROGRAM)
+  done = subprocess.run([sys.executable, str(prog), which], input=_BREAKPOINT_INPUT,
+                        capture_output=True, text=True, timeout=300)
+  assert done.returncode == 0, done.stderr
+  return done.stdout, str(prog)
+
+
+def test_breakpoint_stops_with_runtime_values(tmp_path):
+  out, prog = _run_breakpoints(tmp_path, "purejax")
+  assert out == _BREAKPOINT_OUTPUT.format(file=prog)
+
+
+def test_breakpoint_matches_jax(tmp_path):
+  pytest.importorskip("jax")
+  assert _run_breakpoints(tmp_path, "purejax")[0] == _run_breakpoints(tmp_path, "jax")[0]
+
+
+def test_breakpoint_in_process(monkeypatch):
   out = io.StringIO()
-  monkeypatch.setattr(debugging, "make_debugger",
-                      lambda: pdb.Pdb(stdin=io.StringIO("p y + 1\nc\n"), stdout=out))
+  monkeypatch.setattr(debugging, "make_debugger", lambda frames: __import__(
+      "purejax._src.debugger", fromlist=["x"]).CliDebugger(
+          frames, io.StringIO("p y + 1\np z\nc\n"), out))
   y = 41   # read by the debugger
-  purejax.debug.breakpoint()
-  assert "42" in out.getvalue() and y == 41
+  purejax.jit(lambda z: (y, purejax.debug.breakpoint()))(2.0)
+  assert out.getvalue() == "Entering jdb:\n(jdb) 42\n(jdb) Array(2., dtype=float32)\n(jdb) "
+  assert y == 41
 
 
-def test_breakpoint_refused_under_transformations():
-  with pytest.raises(NotImplementedError, match="only eagerly"):
-    purejax.jit(lambda x: purejax.debug.breakpoint())(1.0)
+def test_breakpoint_never_taken_never_stops(monkeypatch):
+  monkeypatch.setattr(debugging, "make_debugger", lambda frames: pytest.fail("stopped"))
+  f = purejax.jit(lambda x: lax.cond(x > 0, lambda: x, lambda: (purejax.debug.breakpoint(), x)[1]))
+  assert float(f(1.0)) == 1.0
+  jaxpr = purejax.make_jaxpr(lambda x: purejax.debug.breakpoint())(1.0)
+  assert "debug_callback" in str(jaxpr)
+
+
+def test_breakpoint_backend():
   with pytest.raises(ValueError, match="backend"):
     purejax.debug.breakpoint(backend="web")

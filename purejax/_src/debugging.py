@@ -10,7 +10,6 @@ once per batch element, and inside loops once per iteration.  purejax runs
 a program's equations in order on one host thread, so ``ordered=True``
 (program order) holds for every callback; the flag is kept for the jaxpr.
 """
-import pdb
 import string
 import sys
 
@@ -220,27 +219,30 @@ def _call_or_return(name, do, first, args, kwargs):
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,
                token=None, **kwargs):
-  """Enters the Python debugger (pdb) in the caller's frame.
+  """Stops in a small debugger (``jdb``, reading commands from stdin) with
+  the values of the calling frames.
 
-  Eager only (differs from JAX): under jit, vmap, grad or a loop it raises
-  ``NotImplementedError``; run the code under ``purejax.disable_jit()`` or
-  use ``purejax.debug.print`` / ``purejax.debug.callback`` there.
+  Staged like ``debug.callback``: under jit, in a ``cond`` branch or a loop
+  it stops when the equation runs, with the runtime values of the frames'
+  arrays (``p name`` prints one, ``c`` continues); under vmap once per
+  batch element, under grad with the primal values.
   """
+  from purejax._src import debugger
   if backend not in (None, "cli"):
     raise ValueError(f"purejax.debug.breakpoint supports only the 'cli' backend, "
                      f"got {backend!r}")
-  if core.current_trace() is not core.eval_trace:
-    raise NotImplementedError(
-        "purejax.debug.breakpoint works only eagerly, not inside jit, vmap, grad or "
-        "lax control flow. Use purejax.disable_jit(), or purejax.debug.print / "
-        "purejax.debug.callback to see traced values.")
-  frame = sys._getframe(1)
-  debugger = make_debugger()
-  debugger.reset()
-  debugger.interaction(frame, None)
+  frames, dynamic = debugger.capture_frames(sys._getframe(1), filter_frames, num_frames)
+
+  def _run(*values):
+    make_debugger(debugger.rebuild_frames(frames, values)).run()
+
+  debug_callback_p.bind(*dynamic, callback=_run,
+                        effect=ordered_debug_effect if ordered else debug_effect,
+                        partitioned=False)
   return token
 
 
-def make_debugger():
-  """The debugger ``breakpoint`` opens (tests replace its input)."""
-  return pdb.Pdb()
+def make_debugger(frames):
+  """The debugger ``breakpoint`` opens on ``frames`` (innermost first)."""
+  from purejax._src import debugger
+  return debugger.CliDebugger(frames)
