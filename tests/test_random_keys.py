@@ -301,3 +301,11 @@ def test_pmap_over_keys(cpu_devices):
   split = jax.pmap(lambda k: random.split(k))(ks)
   assert split.shape == (2, 2) and split.dtype == ks.dtype
   np.testing.assert_array_equal(data(split)[1], data(random.split(ks[1])))
+
+
+def test_scatter_into_key_arrays(backend):
+  k = random.key(0)
+  ks = random.split(k, 2)
+  for got in (ks.at[0].set(k), jax.jit(lambda ks, k: ks.at[0].set(k))(ks, k)):
+    assert got.dtype == k.dtype
+    np.testing.assert_array_equal(data(got), [[0, 0], SPLIT[1]])

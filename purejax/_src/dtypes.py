@@ -264,6 +264,8 @@ def _dtype_and_weak(x, canonicalize=True):
     dt, weak = float64, False  # np.dtype(None)
   elif isinstance(x, type) and x in _WEAK_PYTHON_TYPES:
     dt, weak = python_scalar_dtypes[x], True  # result_type(int) is weak, as in JAX
+  elif isinstance(x, ExtendedDType):
+    return x, False
   else:
     dt = _raw_dtype(x)
     weak = bool(getattr(x, "weak_type", False))

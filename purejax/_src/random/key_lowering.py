@@ -59,6 +59,7 @@ def _key_primitive_rule(prim):
 def _install_rules():
   from purejax import lax
   from purejax._src.lax import gather as gather_mod
+  from purejax._src.lax import scatter as scatter_mod
   from purejax._src.lax import elementwise, slicing, split_tile, structural
   from purejax._src.pjit import pjit_p
   from purejax._src.lax.control_flow.cond import cond_p
@@ -159,6 +160,16 @@ def _install_rules():
     dn = dn._replace(offset_dims=offset)
     return gather_mod.gather_p.bind(x, indices, dimension_numbers=dn,
                                     slice_sizes=tuple(slice_sizes) + tail, **params)
+
+  @_rule(scatter_mod.scatter_p)
+  def _scatter(ins, outs, x, indices, updates, *, dimension_numbers, **params):
+    tail = trailing(ins[0])
+    dn = dimension_numbers
+    rank = ins[2].ndim
+    window = tuple(dn.update_window_dims) + tuple(range(rank, rank + len(tail)))
+    return scatter_mod.scatter_p.bind(x, indices, updates,
+                                      dimension_numbers=dn._replace(update_window_dims=window),
+                                      **params)
 
   # -- primitives with sub-jaxprs ------------------------------------------------
 
