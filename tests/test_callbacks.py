@@ -234,3 +234,29 @@ def test_jaxpr_params_match_jax():
   theirs = norm(str(jax.make_jaxpr(make(jax, jax.experimental.io_callback))(
       jax.numpy.ones(3))))
   assert ours == theirs
+
+
+def test_unused_pure_callback_is_not_called_under_jit(backend):
+  # JAX drops effect-free equations whose results nothing uses before
+  # running a jit; make_jaxpr still shows them.
+  calls = []
+
+  def cb(x):
+    calls.append(1)
+    return np.asarray(x) * 2
+
+  def f(x):
+    purejax.pure_callback(cb, S((), jnp.float32), x)
+    io_callback(lambda x: calls.append("io") or np.float32(0), S((), jnp.float32), x)
+    purejax.debug.callback(lambda x: calls.append("debug"), x)
+    y = purejax.jit(lambda x: purejax.pure_callback(cb, S((), jnp.float32), x))(x)
+    del y
+    return x + 1
+
+  assert float(purejax.jit(f)(1.0)) == 2.0
+  assert calls == ["io", "debug"]
+  text = str(purejax.make_jaxpr(f)(1.0))
+  assert text.count("pure_callback[") == 2 and "_:f32[] = pure_callback[" in text
+  calls.clear()
+  assert float(f(1.0)) == 2.0   # eagerly every call runs
+  assert calls == [1, "io", "debug", 1]

@@ -33,8 +33,10 @@ def executable_for(closed_jaxpr, num_threads=None):
     per_backend = _executables[key] = weakref.WeakKeyDictionary()
   exe = per_backend.get(closed_jaxpr)
   if exe is None:
-    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(closed_jaxpr.jaxpr, key[0],
-                                                             num_threads)
+    # Unused equations without effects are not run (an unused pure_callback
+    # is not called), as in JAX.
+    exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(pe.dce_jaxpr(closed_jaxpr.jaxpr),
+                                                             key[0], num_threads)
   return exe
 
 

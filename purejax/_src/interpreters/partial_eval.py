@@ -299,3 +299,28 @@ def jaxpr_has_effects(jaxpr):
         if hasattr(getattr(sub, "jaxpr", sub), "eqns") and jaxpr_has_effects(sub):
           return True
   return False
+
+
+def dce_jaxpr(jaxpr):
+  """``jaxpr`` without the equations whose results nothing uses and that
+  have no effect (JAX's dead-code elimination before running a jit): an
+  unused ``pure_callback`` is not called; debug callbacks and
+  ``io_callback`` stay.  Returns ``jaxpr`` itself when nothing is dropped."""
+  used = {v for v in jaxpr.outvars if type(v) is not Literal}
+  kept = []
+  for eqn in reversed(jaxpr.eqns):
+    if (any(v in used for v in eqn.outvars) or getattr(eqn.primitive, "effectful", False)
+        or _params_have_effects(eqn)):
+      kept.append(eqn)
+      used.update(v for v in eqn.invars if type(v) is not Literal)
+  if len(kept) == len(jaxpr.eqns):
+    return jaxpr
+  return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1])
+
+
+def _params_have_effects(eqn):
+  for value in eqn.params.values():
+    for sub in value if isinstance(value, (tuple, list)) else (value,):
+      if hasattr(getattr(sub, "jaxpr", sub), "eqns") and jaxpr_has_effects(sub):
+        return True
+  return False
