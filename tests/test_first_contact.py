@@ -330,3 +330,52 @@ def test_error_classes_and_texts_like_oracle():
   jax = oracle()
   _register_no_none(jax.tree_util)
   assert _errors(jax, jax.numpy, jax.lax) == _expected_errors(_str_lines())
+
+
+# ---------------------------------------------------------------------------
+# Weak types of gradients and of gcd/lcm
+
+def _weak_types(jax, jnp):
+  re_im = lambda z: jnp.real(z) ** 2 + jnp.imag(z) ** 2
+  cases = {
+      "grad re/im": lambda: jax.grad(re_im)(3.0 + 4j),
+      "grad x*x": lambda: jax.grad(lambda x: x * x)(3.0),
+      "grad x*x f32": lambda: jax.grad(lambda x: x * x)(jnp.float32(3.0)),
+      "grad holomorphic": lambda: jax.grad(lambda z: z * z, holomorphic=True)(3.0 + 4j),
+      "grad abs complex": lambda: jax.grad(jnp.abs)(3.0 + 4j),
+      "grad const complex": lambda: jax.grad(lambda z: jnp.real(z) * 0)(3.0 + 1j),
+      "vjp real": lambda: jax.vjp(lambda z: jnp.real(z) ** 2, 3.0 + 4j)[1](1.0)[0],
+      "vjp z*z": lambda: jax.vjp(lambda z: z * z, 3.0 + 4j)[1](1.0 + 0j)[0],
+      "jacrev real": lambda: jax.jacrev(lambda z: jnp.real(z) ** 2)(3.0 + 4j),
+      "gcd ints": lambda: jnp.gcd(12, 18),
+      "lcm ints": lambda: jnp.lcm(-12, 18),
+      "gcd int8": lambda: jnp.gcd(jnp.int8(12), 18),
+      "lcm int32": lambda: jnp.lcm(12, jnp.int32(18)),
+  }
+  return {name: repr(f()) for name, f in cases.items()}
+
+
+_EXPECTED_WEAK = {
+    "grad re/im": "Array(6.-8.j, dtype=complex64)",
+    "grad x*x": "Array(6., dtype=float32, weak_type=True)",
+    "grad x*x f32": "Array(6., dtype=float32)",
+    "grad holomorphic": "Array(6.+8.j, dtype=complex64, weak_type=True)",
+    "grad abs complex": "Array(0.6-0.8j, dtype=complex64)",
+    "grad const complex": "Array(0.+0.j, dtype=complex64)",
+    "vjp real": "Array(6.+0.j, dtype=complex64)",
+    "vjp z*z": "Array(6.+8.j, dtype=complex64, weak_type=True)",
+    "jacrev real": "Array(6.+0.j, dtype=complex64, weak_type=True)",
+    "gcd ints": "Array(6, dtype=int32, weak_type=True)",
+    "lcm ints": "Array(36, dtype=int32, weak_type=True)",
+    "gcd int8": "Array(6, dtype=int8)",
+    "lcm int32": "Array(36, dtype=int32)",
+}
+
+
+def test_weak_types_of_gradients_and_gcd():
+  assert _weak_types(purejax, jnp) == _EXPECTED_WEAK
+
+
+def test_weak_types_of_gradients_and_gcd_like_oracle():
+  jax = oracle()
+  assert _weak_types(jax, jax.numpy) == _EXPECTED_WEAK

@@ -142,19 +142,39 @@ def vjp(fun, *primals, has_aux=False):
             "corresponding output of the differentiated function had JAX type "
             f"{aval.str_short()}")
     cts_in = ad.backward_pass(jaxpr, residuals, ct_leaves)
-    cts_in = [_like_primal(ad.instantiate(ct), aval) for ct, aval in zip(cts_in, in_avals)]
+    cts_in = [_like_primal(ad.instantiate(ct), aval, takes_parts)
+              for ct, aval in zip(cts_in, in_avals)]
     return tree_util.tree_unflatten(in_tree, cts_in)
+
+  takes_parts = _takes_parts(jaxpr)
 
   f_vjp = tree_util.Partial(vjp_fun)
   out = tree_util.tree_unflatten(out_tree, out_p)
   return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
-def _like_primal(ct, primal_aval):
-  """A cotangent carries its primal's weak type, as in JAX."""
+def _takes_parts(jaxpr):
+  """Whether the linear map takes real or imaginary parts (in JAX their
+  transposes build strongly typed complex cotangents)."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name in ("real", "imag"):
+      return True
+    for value in eqn.params.values():
+      for sub in value if isinstance(value, (tuple, list)) else (value,):
+        sub = getattr(sub, "jaxpr", sub)
+        if hasattr(sub, "eqns") and _takes_parts(sub):
+          return True
+  return False
+
+
+def _like_primal(ct, primal_aval, takes_parts=False):
+  """A cotangent carries its primal's weak type, as in JAX, except a
+  complex one that went through a real or imaginary part."""
   aval = core.get_aval(ct)
   if aval.dtype == dtypes.float0:
     return _host_float0(ct)
+  if takes_parts and dtypes.issubdtype(aval.dtype, np.complexfloating):
+    return ct if not aval.weak_type else _like_primal(ct, primal_aval.strip_weak_type())
   if aval.weak_type == primal_aval.weak_type:
     return ct
   from purejax import lax
@@ -395,6 +415,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
       _check_jacrev_output(aval.dtype, holomorphic)
     pullback = lambda *basis: f_vjp(tree_util.tree_unflatten(out_tree, basis))
     jac_in = tree_util.tree_leaves(vmap(pullback)(*_std_basis(out_leaves)))
+    jac_in = [_like_primal(j, core.get_aval(x)) for j, x in zip(jac_in, in_leaves)]
     per_in = [_split_rows(j, [a.size for a in out_avals], [a.shape for a in out_avals],
                           core.get_aval(x).shape, axis=0)
               for j, x in zip(jac_in, in_leaves)]

@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from purejax import lax
+from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import jit
 from purejax._src.custom_jvp import custom_jvp
@@ -239,13 +240,14 @@ def gcd(x1, x2):
   if not dtypes.issubdtype(_dtype(x1), np.integer):
     raise ValueError("Arguments to jax.numpy.gcd must be integers.")
   dtype = _dtype(x1)
+  weak = core.get_aval(x1).weak_type   # gcd of Python ints stays weakly typed
   unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
   # |x| as unsigned: |int_min| wraps back to int_min at the end, as in NumPy.
   x1, x2 = (lax.convert_element_type(ufuncs.absolute(x), unsigned, False)
             for x in util.broadcast_arrays(x1, x2))
   pending = lambda pair: reductions.any(lax.ne(pair[1], _const(pair[1], 0)))
   out = lax.while_loop(pending, _gcd_step, (x1, x2))[0]
-  return lax.convert_element_type(out, dtype, False)
+  return lax.convert_element_type(out, dtype, weak)
 
 
 @jit
@@ -259,7 +261,8 @@ def lcm(x1, x2):
   d = gcd(x1, x2)
   zero = lax.eq(d, _const(d, 0))
   safe_d = ufuncs.where(zero, _const(d, 1), d)
-  return ufuncs.where(zero, _const(d, 0), ufuncs.multiply(x1, ufuncs.floor_divide(x2, safe_d)))
+  out = ufuncs.where(zero, _const(d, 0), ufuncs.multiply(x1, ufuncs.floor_divide(x2, safe_d)))
+  return lax.convert_element_type(out, _dtype(x1), core.get_aval(x1).weak_type)
 
 
 @jit
