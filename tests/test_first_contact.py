@@ -347,6 +347,11 @@ def _weak_types(jax, jnp):
       "vjp real": lambda: jax.vjp(lambda z: jnp.real(z) ** 2, 3.0 + 4j)[1](1.0)[0],
       "vjp z*z": lambda: jax.vjp(lambda z: z * z, 3.0 + 4j)[1](1.0 + 0j)[0],
       "jacrev real": lambda: jax.jacrev(lambda z: jnp.real(z) ** 2)(3.0 + 4j),
+      "transpose weak": lambda: jax.linear_transpose(lambda x: 2 * x, 1.0)(1.0),
+      "transpose f32": lambda: jax.linear_transpose(lambda x: 2 * x, jnp.float32(1.0))(1.0),
+      "transpose f32 ct": lambda: jax.linear_transpose(lambda x: 2 * x, 1.0)(jnp.float32(1.0)),
+      "transpose add": lambda: jax.linear_transpose(lambda x, y: x + y, 1.0, 2.0)(3.0),
+      "transpose pair": lambda: jax.linear_transpose(lambda x: (x, 2 * x), 1.0)((1.0, 2.0)),
       "gcd ints": lambda: jnp.gcd(12, 18),
       "lcm ints": lambda: jnp.lcm(-12, 18),
       "gcd int8": lambda: jnp.gcd(jnp.int8(12), 18),
@@ -365,6 +370,12 @@ _EXPECTED_WEAK = {
     "vjp real": "Array(6.+0.j, dtype=complex64)",
     "vjp z*z": "Array(6.+8.j, dtype=complex64, weak_type=True)",
     "jacrev real": "Array(6.+0.j, dtype=complex64, weak_type=True)",
+    "transpose weak": "(Array(2., dtype=float32, weak_type=True),)",
+    "transpose f32": "(Array(2., dtype=float32),)",
+    "transpose f32 ct": "(Array(2., dtype=float32),)",
+    "transpose add": ("(Array(3., dtype=float32, weak_type=True), "
+                      "Array(3., dtype=float32, weak_type=True))"),
+    "transpose pair": "(Array(5., dtype=float32, weak_type=True),)",
     "gcd ints": "Array(6, dtype=int32, weak_type=True)",
     "lcm ints": "Array(36, dtype=int32, weak_type=True)",
     "gcd int8": "Array(6, dtype=int8)",
@@ -379,3 +390,32 @@ def test_weak_types_of_gradients_and_gcd():
 def test_weak_types_of_gradients_and_gcd_like_oracle():
   jax = oracle()
   assert _weak_types(jax, jax.numpy) == _EXPECTED_WEAK
+
+
+def _transpose_mismatch_errors(jax, jnp):
+  transpose = jax.linear_transpose(lambda x: 2 * x, 1.0)
+  out = []
+  for ct in (jnp.ones(2), jnp.int32(1), (1.0, 2.0)):
+    with pytest.raises(TypeError) as e:
+      transpose(ct)
+    out.append(str(e.value))
+  return out
+
+
+_EXPECTED_TRANSPOSE_ERRORS = [
+    "cotangent type does not match function output, expected "
+    "(ShapedArray(float32[], weak_type=True),) but got [Array([1., 1.], dtype=float32)]",
+    "cotangent type does not match function output, expected "
+    "(ShapedArray(float32[], weak_type=True),) but got [Array(1, dtype=int32)]",
+    "cotangent tree does not match function output, expected PyTreeDef(*) but got "
+    "PyTreeDef((*, *))",
+]
+
+
+def test_linear_transpose_cotangent_errors():
+  assert _transpose_mismatch_errors(purejax, jnp) == _EXPECTED_TRANSPOSE_ERRORS
+
+
+def test_linear_transpose_cotangent_errors_like_oracle():
+  jax = oracle()
+  assert _transpose_mismatch_errors(jax, jax.numpy) == _EXPECTED_TRANSPOSE_ERRORS

@@ -453,13 +453,21 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
                 argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
+def _as_array(x):
+  """A cotangent given as a Python or NumPy value, as an Array of its
+  canonical dtype (a Python scalar stays weakly typed)."""
+  from purejax._src.array import Array
+  aval = core.get_aval(x)
+  return Array(np.asarray(x, aval.dtype), weak_type=aval.weak_type)
+
+
 def linear_transpose(fun, *primals, reduce_axes=()):
   """The transpose of the linear function ``fun`` at arguments like ``primals``."""
   if not callable(fun):
     raise TypeError("the first argument must be callable")
   from purejax._src.interpreters import partial_eval as pe
   in_leaves, in_tree = tree_util.tree_flatten(primals)
-  in_avals = [core.get_aval(x).strip_weak_type() for x in in_leaves]
+  in_avals = [core.get_aval(x) for x in in_leaves]   # weak types kept, as JAX does
   in_dtypes = [a.dtype for a in in_avals]
   box = []
   jaxpr, consts = pe.trace_to_jaxpr(_flat_fun(fun, in_tree, box), in_avals)
@@ -477,11 +485,12 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     if ct_tree != out_tree:
       raise TypeError("cotangent tree does not match function output, expected "
                       f"{out_tree} but got {ct_tree}")
+    ct_leaves = [x if isinstance(x, core.ArrayBase) else _as_array(x) for x in ct_leaves]
     for ct, aval in zip(ct_leaves, out_avals):
       got = core.get_aval(ct)
       if got.shape != aval.shape or got.dtype != aval.dtype:
         raise TypeError("cotangent type does not match function output, expected "
-                        f"{aval.str_short()} but got {got.str_short()}")
+                        f"{tuple(out_avals)} but got {ct_leaves}")
     cts_in = ad.backward_pass(jaxpr, consts, ct_leaves)
     cts_in = [ad.instantiate(ct) for ct in cts_in]
     return tree_util.tree_unflatten(in_tree, cts_in)
