@@ -350,6 +350,8 @@ class JitWrapped:
         if out is not _MISS:
           return out
     if config.jax_disable_jit:
+      if _debug_nans.rerunning:
+        return _debug_nans.call_nested_jit(self._fun, args, kwargs)
       return self._fun(*args, **kwargs)
     traced, split = self._get_traced(args, kwargs)
     inputs = traced.consts + split.leaves

@@ -111,6 +111,10 @@ def check_eager(name, operands, outputs, primitive=None, params=None):
   kind = invalid_kind(outputs)
   if kind is None:
     return
+  # JAX runs an eager operation (not control flow) as a jit of it, which
+  # announces its re-run.
+  if primitive is None or primitive.name not in _DESCEND:
+    print(_DEOPT_NOTICE)
   if primitive is not None and _descends(primitive):
     _run_primitive(primitive, params, list(operands))   # raises if reproduced
   where = source_info.current_source_info()
@@ -133,11 +137,16 @@ def check_jit(closed_jaxpr, inputs, outputs, rerun=None):
   kind = invalid_kind(outputs)
   if kind is None:
     return
+  global rerunning
   print(_DEOPT_NOTICE)
   if rerun is not None:
     from purejax._src.api import disable_jit
-    with disable_jit():
-      rerun()
+    outer, rerunning = rerunning, True
+    try:
+      with disable_jit():
+        rerun()
+    finally:
+      rerunning = outer
   run_deoptimized(closed_jaxpr, inputs)
   raise FloatingPointError(
       f"invalid value ({kind}) encountered in the output of a jit function. Because "
@@ -149,10 +158,39 @@ def check_jit(closed_jaxpr, inputs, outputs, rerun=None):
       "and the de-optimized computation.")
 
 
+# True while ``check_jit`` re-runs the user's function with jit disabled.
+rerunning = False
+
+
+def call_nested_jit(fun, args, kwargs):
+  """A jitted function called in that re-run: JAX would run it as a jit of
+  its own and announce its de-optimized re-run too."""
+  try:
+    return fun(*args, **kwargs)
+  except FloatingPointError:
+    if not _quiet:
+      print(_DEOPT_NOTICE)
+    raise
+
+
+# Inside control flow bodies and the jaxpr's own de-optimized run, nothing is
+# announced (JAX names the control-flow primitive there, without a notice).
+_quiet = 0
+
+
+def _quietly(fun, *args):
+  global _quiet
+  _quiet += 1
+  try:
+    return fun(*args)
+  finally:
+    _quiet -= 1
+
+
 def run_deoptimized(closed_jaxpr, inputs):
   """Runs ``closed_jaxpr`` on NumPy ``inputs`` one primitive at a time,
   checking each one's outputs; returns the outputs."""
-  return _run_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, list(inputs))
+  return _quietly(_run_jaxpr, closed_jaxpr.jaxpr, closed_jaxpr.consts, list(inputs))
 
 
 def _literal(lit):
@@ -177,6 +215,8 @@ def _run_jaxpr(jaxpr, consts, args):
 
 def _run_eqn(eqn, invals):
   prim = eqn.primitive
+  if prim.name == "jit":   # JAX runs a nested jit as one and announces its re-run
+    return call_nested_jit(_run_primitive, (prim, eqn.params, invals), {})
   if _descends(prim):
     return _run_primitive(prim, eqn.params, invals)
   token = fp_errors.ignore()
@@ -188,6 +228,8 @@ def _run_eqn(eqn, invals):
   outs = [np.asarray(o, getattr(v.aval, "dtype", None)) for o, v in zip(outs, eqn.outvars)]
   kind = invalid_kind(outs)
   if kind is not None:
+    if not _quiet:
+      print(_DEOPT_NOTICE)
     raise FloatingPointError(_message(kind, prim.name, invals, eqn.source_info))
   return outs
 
@@ -200,7 +242,7 @@ def _run_primitive(prim, params, invals):
   """A primitive with a body, run by running its body de-optimized."""
   run = _DESCEND.get(prim.name)
   if run is not None:
-    return run(params, invals)
+    return _quietly(run, params, invals)
   return _run_closed(params[prim.call_jaxpr_param], invals)   # jit, remat, custom_jvp...
 
 
