@@ -488,6 +488,18 @@ def _scalar_arg(dtype):
   return lambda v: np.asarray(v, dtype) if info.min <= v <= info.max else None
 
 
+def _has_key_outputs(traced):
+  return any(dtypes.is_extended(a.dtype) for a in traced.jaxpr.out_avals)
+
+
+def _wrap_out(value, aval):
+  """A result's value: a typed key array for a key aval."""
+  if dtypes.is_extended(aval.dtype):
+    from purejax._src.random.keys import PRNGKeyArray
+    return PRNGKeyArray(aval.dtype._impl, value)
+  return wrap_numpy(value, aval)
+
+
 def _run_compiled(traced, inputs, rerun=None):
   if traced.runs_async():
     vals = [pending_or_dense(x) if type(x) is Array else core.concrete_numpy_value(x)
@@ -516,18 +528,6 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
   their buffer, as on JAX's CPU backend. Sharded inputs need no gathering
   (devices share one host value).  ``in_shardings`` are checked against
   the positional arguments as JAX checks them; ``out_shardings`` lays out
-def _has_key_outputs(traced):
-  return any(dtypes.is_extended(a.dtype) for a in traced.jaxpr.out_avals)
-
-
-def _wrap_out(value, aval):
-  """A result's value: a typed key array for a key aval."""
-  if dtypes.is_extended(aval.dtype):
-    from purejax._src.random.keys import PRNGKeyArray
-    return PRNGKeyArray(aval.dtype._impl, value)
-  return wrap_numpy(value, aval)
-
-
   the eager outputs; without it outputs are uncommitted (JAX would infer a
   layout from the inputs).
   """
