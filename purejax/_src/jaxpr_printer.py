@@ -11,6 +11,8 @@ calls a jaxpr (``prim.call_jaxpr_param``), the callee's variables take the
 names of the caller's arguments and results, as JAX prints them (unless
 ``prim.call_shares_names`` is False: custom_jvp_call's callee has fresh names).
 """
+import collections
+
 import numpy as np
 
 from purejax._src import pretty_printer as pp
@@ -63,8 +65,8 @@ def _vars_doc(items, separator=""):
 
 
 def _param_value_doc(value, names):
-  if id(value) in names.hoisted:
-    return pp.text(names.hoisted[id(value)])
+  if isinstance(value, (Jaxpr, ClosedJaxpr)) and id(_inner(value)) in names.hoisted:
+    return pp.text(names.hoisted[id(_inner(value))])
   if isinstance(value, (Jaxpr, ClosedJaxpr)):
     return _jaxpr_doc(value, names)
   if isinstance(value, tuple) and value and all(
@@ -102,7 +104,7 @@ def _eqn_doc(eqn, names):
   lhs = _vars_doc([_typed(v, names) for v in eqn.outvars])
   call_param = getattr(prim, "call_jaxpr_param", None)
   if (call_param and getattr(prim, "call_shares_names", True)
-      and id(eqn.params[call_param]) not in names.hoisted):
+      and id(_inner(eqn.params[call_param])) not in names.hoisted):
     _share_call_names(eqn, names)
   pp_params = getattr(prim, "pp_params", None)
   pairs = pp_params(eqn.params) if pp_params else sorted(eqn.params.items())
@@ -135,19 +137,6 @@ def _jaxpr_doc(jaxpr, names):
   return pp.group(pp.nest(2, body) + pp.text(" }"))
 
 
-def _count_calls(jaxpr, counts, first_eqn):
-  """How often each called jaxpr object is called, anywhere inside ``jaxpr``."""
-  for eqn in _inner(jaxpr).eqns:
-    call_param = getattr(eqn.primitive, "call_jaxpr_param", None)
-    for value in eqn.params.values():
-      if isinstance(value, (Jaxpr, ClosedJaxpr)):
-        if counts.get(id(value), 0) == 0:
-          _count_calls(value, counts, first_eqn)
-          if call_param:
-            first_eqn[id(value)] = (value, eqn)
-        counts[id(value)] = counts.get(id(value), 0) + 1
-
-
 _MAX_INLINE_EQNS = 10
 
 
@@ -155,26 +144,54 @@ def _inner(jaxpr):
   return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
 
 
-def _hoisted_name(eqn, taken):
-  base = "".join(c for c in str(eqn.params.get("name", "jaxpr")) if c.isalnum() or c == "_")
-  name, suffix = base or "jaxpr", 1
-  while name in taken:
-    name, suffix = f"{base}{suffix}", suffix + 1
-  taken.add(name)
-  return name
+def _sub_jaxprs(params):
+  for value in params.values():
+    values = value if isinstance(value, tuple) else (value,)
+    for v in values:
+      if isinstance(v, (Jaxpr, ClosedJaxpr)):
+        yield _inner(v)
+
+
+def _shared_jaxprs(top):
+  """The called jaxprs printed once up front, in JAX's order: a breadth-first
+  walk that visits a callee once per call of each visit of its caller; one
+  visited twice or more, or long (over ten equations), is shared.  Each is
+  named after the first named call (``jit[name=f]``) that reaches it."""
+  counts, names = {}, {}
+  queue = collections.deque([top])
+  while queue:
+    jaxpr = queue.popleft()
+    key = id(jaxpr)
+    entry = counts.setdefault(key, [jaxpr, 0])
+    entry[1] += 1 if jaxpr is top or len(jaxpr.eqns) <= _MAX_INLINE_EQNS else 2
+    for eqn in jaxpr.eqns:
+      name = eqn.params.get("name")
+      for sub in _sub_jaxprs(eqn.params):
+        queue.append(sub)
+        if name is not None:
+          names.setdefault(id(sub), str(name).strip("<>"))
+  taken, shared = {}, []
+  for key, (jaxpr, count) in counts.items():
+    if count < 2:
+      continue
+    name = names.get(key, "jaxpr")
+    seen = taken.get(name, 0)
+    taken[name] = seen + 1
+    if seen:
+      name += str(seen)
+      taken[name] = taken.get(name, 0) + 1
+    shared.append((key, name, jaxpr))
+  return shared
 
 
 def jaxpr_to_string(jaxpr, width=80):
   """A called jaxpr that is used more than once, or is long, is printed once
   up front as ``let NAME = {...} in`` and referred to by name."""
-  counts, first_eqn = {}, {}
-  _count_calls(jaxpr, counts, first_eqn)
-  names, taken, docs = _Names(), set(), []
-  for key, (callee, eqn) in first_eqn.items():   # callees before their callers
-    if counts[key] > 1 or len(_inner(callee).eqns) > _MAX_INLINE_EQNS:
-      name = _hoisted_name(eqn, taken)
-      docs += [pp.text(f"let {name} = "), _jaxpr_doc(callee, names), pp.text(" in"), pp.brk()]
-      names.hoisted[key] = name
+  names, docs = _Names(), []
+  shared = _shared_jaxprs(_inner(jaxpr))
+  names.hoisted.update((key, name) for key, name, _ in shared)
+  for key, name, callee in shared:
+    docs += [pp.text(f"let {name} = "), _jaxpr_doc(callee, names), pp.text(" in"), pp.brk()]
   docs.append(_jaxpr_doc(jaxpr, names))
   return pp.concat(docs).format(width)
 

@@ -219,7 +219,7 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     dims = utils.int_tuple(dimensions)
     if dims == tuple(range(len(shape))):
       dims = None
-  if (dims is None and new_sizes == tuple(shape) and out_sharding is None
+  if (shape and dims is None and new_sizes == tuple(shape) and out_sharding is None
       and _is_array(operand)):
     return operand
   return utils.bind(reshape_p, operand, new_sizes=new_sizes, dimensions=dims,

@@ -5,10 +5,13 @@ uniform fills a float's mantissa with random bits under the exponent of 1.0
 uniform on (-1, 1); randint reduces twice as many random bits as the dtype
 has modulo the span, which keeps the bias tiny.
 """
+import functools
+
 import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.api import jit
 from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
 from purejax._src.lax.convert import bitcast_convert_type
@@ -62,13 +65,16 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
   typed, _ = keys_lib.check_prng_key("uniform", key)
   dtype = float_dtype("uniform", dtype)
   shape = canonicalize_shape(shape)
-  return _uniform(typed, shape, dtype, minval, maxval)
+  return _uniform(typed, minval, maxval, shape, dtype)
 
 
-def _uniform(typed, shape, dtype, minval, maxval):
+@functools.partial(jit, static_argnums=(3, 4))
+def _uniform(typed, minval, maxval, shape, dtype):
   from purejax import lax
-  minval = lax.broadcast_to_rank(lax.convert_element_type(minval, dtype), len(shape))
-  maxval = lax.broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
+  minval = lax.convert_element_type(minval, dtype)
+  maxval = lax.convert_element_type(maxval, dtype)
+  minval = lax.broadcast_to_rank(minval, len(shape))
+  maxval = lax.broadcast_to_rank(maxval, len(shape))
   finfo = dtypes.finfo(dtype)
   nbits, nmant = finfo.bits, finfo.nmant
   if nbits not in (8, 16, 32, 64):
@@ -99,20 +105,23 @@ def normal(key, shape=(), dtype=None, *, out_sharding=None):
   return _normal(typed, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(1, 2))
 def _normal(typed, shape, dtype):
   from purejax import lax
   if dtypes.issubdtype(dtype, np.complexfloating):
     real = np.array(0, dtype).real.dtype
     k_re, k_im = _split_typed(typed)
-    re, im = _normal_real(k_re, shape, real), _normal_real(k_im, shape, real)
-    return lax.div(lax.complex(re, im), np.array(np.sqrt(2), dtype))
+    re = _normal_real(k_re, shape, real).astype(dtype)
+    im = _normal_real(k_im, shape, real).astype(dtype)
+    return (re + 1j * im) / np.array(np.sqrt(2), dtype)
   return _normal_real(typed, shape, dtype)
 
 
+@functools.partial(jit, static_argnums=(1, 2))
 def _normal_real(typed, shape, dtype):
   from purejax import lax
   lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
-  u = _uniform(typed, shape, dtype, lo, np.array(1., dtype))
+  u = uniform(typed, shape, dtype, lo, np.array(1., dtype))
   return lax.mul(np.array(np.sqrt(2), dtype), erf_inv(u))
 
 
@@ -128,8 +137,6 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   """Integers in [minval, maxval)."""
   from purejax import numpy as jnp
   typed, _ = keys_lib.check_prng_key("randint", key)
-  from purejax._src.numpy import util as jnp_util
-  jnp_util.check_arraylike("randint", minval, maxval)
   dtype = np.dtype(dtypes.canonicalize_user_dtype(int if dtype is None else dtype))
   shape = canonicalize_shape(shape)
   if not dtypes.issubdtype(dtype, np.integer):
@@ -138,26 +145,32 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   sample_dtype = dtype
   if info.bits < 32:   # narrow ints are drawn as int32, then narrowed
     sample_dtype = np.dtype(np.int32)
-    minval = jnp.clip(jnp.asarray(minval).astype(np.int32), int(info.min), int(info.max))
-    maxval = jnp.clip(jnp.asarray(maxval).astype(np.int32), int(info.min), int(info.max) + 1)
-  out = _randint(typed, shape, minval, maxval, sample_dtype)
-  return out if sample_dtype == dtype else out.astype(dtype)
+    # (keywords: JAX's Array.clip passes them to jnp.clip by name)
+    minval = jnp.asarray(minval).astype(np.int32).clip(min=int(info.min), max=int(info.max))
+    maxval = jnp.asarray(maxval).astype(np.int32).clip(min=int(info.min),
+                                                       max=int(info.max) + 1)
+  return _randint(typed, minval, maxval, shape, sample_dtype).astype(dtype)
 
 
 def _clip_convert(val, dtype):
   """``val`` clipped to what both its dtype and ``dtype`` hold, converted."""
-  from purejax import lax
-  src = core.get_aval(val).dtype
+  from purejax import numpy as jnp
+  src = val.dtype
   lo = max(int(dtypes.iinfo(dtype).min), int(dtypes.iinfo(src).min))
   hi = min(int(dtypes.iinfo(dtype).max), int(dtypes.iinfo(src).max))
-  clipped = lax.min(lax.max(val, np.array(lo, src)), np.array(hi, src))
-  return lax.convert_element_type(clipped, dtype)
+  # bounds typed like ``val``: Python ints when it is weakly typed
+  weak = core.get_aval(val).weak_type
+  lo, hi = (lo, hi) if weak else (np.array(lo, src), np.array(hi, src))
+  return jnp.clip(val, lo, hi).astype(dtype)
 
 
-def _randint(typed, shape, minval, maxval, dtype):
+@functools.partial(jit, static_argnums=(3, 4))
+def _randint(typed, minval, maxval, shape, dtype):
   from purejax import lax
   from purejax import numpy as jnp
+  from purejax._src.numpy import util as jnp_util
   check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+  jnp_util.check_arraylike("randint", minval, maxval)
   minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
   if not dtypes.issubdtype(minval.dtype, np.integer):
     minval = minval.astype(int)
@@ -166,21 +179,23 @@ def _randint(typed, shape, minval, maxval, dtype):
   # maxval beyond the dtype (randint(k, s, 0, 256, uint8)) widens the span by 1.
   top = _clip_convert(jnp.array(dtypes.iinfo(dtype).max, dtype), maxval.dtype)
   maxval_out_of_range = lax.gt(maxval, top)
-  minval = lax.broadcast_to_rank(_clip_convert(minval, dtype), len(shape))
-  maxval = lax.broadcast_to_rank(_clip_convert(maxval, dtype), len(shape))
+  minval = _clip_convert(minval, dtype)
+  maxval = _clip_convert(maxval, dtype)
+  minval = lax.broadcast_to_rank(minval, len(shape))
+  maxval = lax.broadcast_to_rank(maxval, len(shape))
   nbits = dtypes.iinfo(dtype).bits
   if nbits not in (8, 16, 32, 64):
     raise TypeError(f"randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")
   k1, k2 = _split_typed(typed)
   higher, lower = random_bits(k1, nbits, shape), random_bits(k2, nbits, shape)
   uint = UINT_DTYPES[nbits]
-  span = lax.convert_element_type(lax.sub(maxval, minval), uint)
-  span = lax.select(lax.le(maxval, minval), lax.full_like(span, 1), span)
-  span = lax.select(lax.bitwise_and(maxval_out_of_range, lax.gt(maxval, minval)),
+  span = lax.convert_element_type(maxval - minval, uint)
+  span = lax.select(maxval <= minval, lax.full_like(span, 1), span)
+  span = lax.select(maxval_out_of_range & (maxval > minval),
                     lax.add(span, np.array(1, uint)), span)
   # (hi * 2**nbits + lo) mod span, with 2**nbits mod span computed without
   # overflow as ((2**(nbits/2) mod span)**2) mod span.
-  mult = lax.rem(lax.full_like(span, 2 ** (nbits // 2)), span)
+  mult = lax.rem(np.array(2 ** (nbits // 2), uint), span)
   mult = lax.rem(lax.mul(mult, mult), span)
   offset = lax.add(lax.mul(lax.rem(higher, span), mult), lax.rem(lower, span))
   offset = lax.rem(offset, span)
@@ -202,14 +217,19 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
   if not dtypes.issubdtype(dtype, np.floating):
     raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
   p = lax.convert_element_type(p, dtype)
+  return _bernoulli(typed, p, shape=shape, mode=mode)
+
+
+@functools.partial(jit, static_argnames=("shape", "mode"))
+def _bernoulli(typed, p, shape, mode):
   if shape is None:
     shape = np.shape(p)
   else:
     check_shape("bernoulli", shape, np.shape(p))
+  dtype = p.dtype
   if mode == "high":
     # Two uniforms give 2*nmant bits of resolution for tiny p.
-    u = _uniform(typed, (2,) + tuple(shape), dtype, 0., 1.)
-    u1, u2 = u[0], u[1]
-    u2 = lax.mul(u2, np.array(2. ** -dtypes.finfo(dtype).nmant, dtype))
-    return lax.lt(u2, lax.sub(p, u1))
-  return lax.lt(_uniform(typed, tuple(shape), dtype, 0., 1.), p)
+    u1, u2 = uniform(typed, (2, *shape), dtype)
+    u2 = u2 * 2. ** -dtypes.finfo(dtype).nmant
+    return u2 < p - u1
+  return uniform(typed, shape, dtype) < p

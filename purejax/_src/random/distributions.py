@@ -8,7 +8,7 @@ from purejax._src import dtypes
 from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
 from purejax._src.random.basic import (
-    _normal, _split_typed, _uniform, bernoulli, broadcast_shapes_or, check_shape,
+    _normal, _split_typed, uniform, bernoulli, broadcast_shapes_or, check_shape,
     float_dtype)
 from purejax._src.lax.convert import bitcast_convert_type
 from purejax._src.random.prng import random_bits
@@ -44,7 +44,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
   lower = lax.convert_element_type(lower, dtype)
   upper = lax.convert_element_type(upper, dtype)
   a, b = erf(lax.div(lower, sqrt2)), erf(lax.div(upper, sqrt2))
-  u = _uniform(typed, shape, dtype, a, b)
+  u = uniform(typed, shape, dtype, a, b)
   out = lax.mul(sqrt2, erf_inv(u))
   # Keep rounding from landing exactly on (or past) the bounds.
   lo = lax.nextafter(lax.stop_gradient(lower), np.array(np.inf, dtype))
@@ -56,7 +56,7 @@ def exponential(key, shape=(), dtype=None, *, out_sharding=None):
   """Exponential(1): -log(1 - u)."""
   lax = _lax()
   typed, shape, dtype = _simple("exponential", key, shape, dtype)
-  u = _uniform(typed, shape, dtype, 0., 1.)
+  u = uniform(typed, shape, dtype, 0., 1.)
   return lax.neg(lax.log1p(lax.neg(u)))
 
 
@@ -64,7 +64,7 @@ def laplace(key, shape=(), dtype=None, *, out_sharding=None):
   """Laplace(0, 1): sign(u) log(1 - |u|) for u uniform on (-1, 1)."""
   lax = _lax()
   typed, shape, dtype = _simple("laplace", key, shape, dtype)
-  u = _uniform(typed, shape, dtype, -1. + dtypes.finfo(dtype).epsneg, 1.)
+  u = uniform(typed, shape, dtype, -1. + dtypes.finfo(dtype).epsneg, 1.)
   return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
@@ -72,7 +72,7 @@ def logistic(key, shape=(), dtype=None, *, out_sharding=None):
   """Logistic(0, 1): log(u) - log(1 - u)."""
   lax = _lax()
   typed, shape, dtype = _simple("logistic", key, shape, dtype)
-  x = _uniform(typed, shape, dtype, dtypes.finfo(dtype).tiny, 1.)
+  x = uniform(typed, shape, dtype, dtypes.finfo(dtype).tiny, 1.)
   return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
@@ -80,7 +80,7 @@ def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard Cauchy: tan(pi (u - 1/2))."""
   lax = _lax()
   typed, shape, dtype = _simple("cauchy", key, shape, dtype)
-  u = _uniform(typed, shape, dtype, dtypes.finfo(dtype).eps, 1.)
+  u = uniform(typed, shape, dtype, dtypes.finfo(dtype).eps, 1.)
   return lax.tan(lax.mul(np.array(np.pi, dtype), lax.sub(u, np.array(0.5, dtype))))
 
 
@@ -104,11 +104,11 @@ def _gumbel(typed, shape, dtype, mode):
   if mode == "highest" and dtype == np.float32:
     return _gumbel_highest_f32(typed, shape)
   if mode in ("high", "highest"):
-    u = _uniform(typed, (2,) + tuple(shape), dtype, 0., 1.)
+    u = uniform(typed, (2,) + tuple(shape), dtype, 0., 1.)
     high, low = u[0], u[1]
     x = jnp.where(high >= 0.5, high, high + 2 ** -info.nmant * low + info.tiny)
     return -jnp.log(-jnp.log1p(-x))
-  return -jnp.log(-jnp.log(_uniform(typed, shape, dtype, info.tiny, 1.)))
+  return -jnp.log(-jnp.log(uniform(typed, shape, dtype, info.tiny, 1.)))
 
 
 def _gumbel_highest_f32(typed, shape):
@@ -183,7 +183,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
   """Weibull: scale * (-log(1 - u)) ** (1 / concentration)."""
   jnp = _jnp()
   typed, shape, dtype = _simple("weibull_min", key, shape, dtype)
-  u = _uniform(typed, shape, dtype, 0, 1)
+  u = uniform(typed, shape, dtype, 0, 1)
   return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
 
 
@@ -214,7 +214,7 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   typed, _ = keys_lib.check_prng_key("rayleigh", key)
   dtype = float_dtype("rayleigh", dtype)
   shape = broadcast_shapes_or("rayleigh", shape, scale)
-  u = _uniform(typed, shape, dtype, 0., 1.)
+  u = uniform(typed, shape, dtype, 0., 1.)
   scale = jnp.broadcast_to(jnp.asarray(scale).astype(dtype), shape)
   return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), np.array(-2, dtype))))
 
@@ -228,7 +228,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
   left, mode, right = (jnp.broadcast_to(lax.convert_element_type(v, dtype), shape)
                        for v in (left, mode, right))
   fc = (mode - left) / (right - left)
-  u = _uniform(typed, shape, dtype, 0., 1.)
+  u = uniform(typed, shape, dtype, 0., 1.)
   out1 = left + lax.sqrt(u * (right - left) * (mode - left))
   out2 = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
   return lax.select(u < fc, out1, out2)
@@ -245,7 +245,7 @@ def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   p = jnp.asarray(p)
   if not dtypes.issubdtype(p.dtype, np.inexact):
     p = p.astype(dtypes.default_float_dtype())
-  u = _uniform(typed, shape, p.dtype, 0., 1.)
+  u = uniform(typed, shape, p.dtype, 0., 1.)
   u = jnp.where(u == 0, 1, u)
   log_q = jnp.broadcast_to(lax.log1p(-p), shape)
   return (lax.floor(lax.div(lax.log(u), log_q)) + 1).astype(dtype)

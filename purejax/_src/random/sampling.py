@@ -14,7 +14,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
-from purejax._src.random.basic import _split_typed, _uniform, check_shape, randint
+from purejax._src.random.basic import _split_typed, check_shape, randint, uniform
 from purejax._src.random.distributions import _gumbel
 from purejax._src.random.prng import random_bits
 
@@ -110,7 +110,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                        f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
     if replace:
       p_cuml = jnp.cumsum(p_arr)
-      r = p_cuml[-1] * (1 - _uniform(typed, tuple(shape), p_cuml.dtype, 0., 1.))
+      r = p_cuml[-1] * (1 - uniform(typed, tuple(shape), p_cuml.dtype, 0., 1.))
       ind = jnp.searchsorted(p_cuml, r).astype(int)
     else:
       g = _gumbel(typed, (n_inputs,), p_arr.dtype, mode or "low") + jnp.log(p_arr)
