@@ -231,7 +231,8 @@ def test_flag_changes_reach_the_jit_fast_path():
   key = (x.aval,)
   with config.override("purejax_compile_sync", True):
     g(x)
-    assert g._fast[key][1] is pjit.executable_for(g.trace(x).jaxpr)
+    # The jaxpr the call runs (Traced.jaxpr is JAX's form, with constvars).
+    assert g._fast[key][1] is pjit.executable_for(g.trace(x)._traced.jaxpr)
 
 
 def test_jit_fast_path_is_not_used_under_a_trace():
