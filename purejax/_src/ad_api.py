@@ -226,22 +226,7 @@ def _check_output(out, holomorphic):
   if aval.shape:
     raise TypeError("Gradient only defined for scalar-output functions. "
                     f"Output had shape: {aval.shape}.")
-  dtype = aval.dtype
-  if holomorphic:
-    if not dtypes.issubdtype(dtype, np.complexfloating):
-      raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
-                      f"but got {core.dtype_name(dtype)}.")
-  elif dtypes.issubdtype(dtype, np.complexfloating):
-    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
-                    f"of np.floating), but got {core.dtype_name(dtype)}. For holomorphic "
-                    "differentiation, pass holomorphic=True. For differentiation of "
-                    "non-holomorphic functions involving complex outputs, use jax.vjp "
-                    "directly.")
-  elif not dtypes.issubdtype(dtype, np.floating):
-    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype "
-                    f"of np.floating), but got {core.dtype_name(dtype)}. For "
-                    "differentiation of functions with integer outputs, use jax.vjp "
-                    "directly.")
+  _check_output_dtype("grad", aval.dtype, holomorphic)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
@@ -412,7 +397,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     out_leaves, out_tree = tree_util.tree_flatten(out)
     out_avals = [core.get_aval(o) for o in out_leaves]
     for aval in out_avals:
-      _check_jacrev_output(aval.dtype, holomorphic)
+      _check_output_dtype("jacrev", aval.dtype, holomorphic)
     pullback = lambda *basis: f_vjp(tree_util.tree_unflatten(out_tree, basis))
     jac_in = tree_util.tree_leaves(vmap(pullback)(*_std_basis(out_leaves)))
     jac_in = [_like_primal(j, core.get_aval(x)) for j, x in zip(jac_in, in_leaves)]
@@ -426,21 +411,24 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
   return jacfun
 
 
-def _check_jacrev_output(dtype, holomorphic):
+def _check_output_dtype(transform, dtype, holomorphic):
+  """Reverse mode needs real (or, holomorphic, complex) outputs: JAX's errors."""
   name = core.dtype_name(dtype)
   if holomorphic:
     if not dtypes.issubdtype(dtype, np.complexfloating):
-      raise TypeError("jacrev with holomorphic=True requires outputs with complex dtype, "
-                      f"but got {name}.")
-  elif dtypes.issubdtype(dtype, np.complexfloating):
-    raise TypeError("jacrev requires real-valued outputs (output dtype that is a sub-dtype "
-                    f"of np.floating), but got {name}. For holomorphic differentiation, pass "
-                    "holomorphic=True. For differentiation of non-holomorphic functions "
-                    "involving complex outputs, use jax.vjp directly.")
-  elif not dtypes.issubdtype(dtype, np.floating):
-    raise TypeError("jacrev requires real-valued outputs (output dtype that is a sub-dtype "
-                    f"of np.floating), but got {name}. For differentiation of functions "
-                    "with integer outputs, use jax.vjp directly.")
+      raise TypeError(f"{transform} with holomorphic=True requires outputs with complex "
+                      f"dtype, but got {name}.")
+    return
+  if dtypes.issubdtype(dtype, np.floating):
+    return
+  real_only = (f"{transform} requires real-valued outputs (output dtype that is a "
+               f"sub-dtype of np.floating), but got {name}. ")
+  if dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError(real_only + "For holomorphic differentiation, pass holomorphic=True. "
+                    "For differentiation of non-holomorphic functions involving complex "
+                    "outputs, use jax.vjp directly.")
+  raise TypeError(real_only + "For differentiation of functions with integer outputs, use "
+                  "jax.vjp directly.")
 
 
 jacobian = jacrev
