@@ -235,6 +235,11 @@ def _errors(jax, jnp, lax):
       "jit returns (x, str)": lambda: jax.jit(lambda v: (v, "abc"))(1.0),
       "arange(3) + 2**40": lambda: jnp.arange(3) + 2**40,
       "2**40 + arange(3)": lambda: 2**40 + jnp.arange(3),
+      "where(.., 2**40)": lambda: jnp.where(True, jnp.arange(3), 2**40),
+      "clip(.., 2**40)": lambda: jnp.clip(jnp.arange(3), 0, 2**40),
+      "jit b=2**40": lambda: jax.jit(_two_args)(1, b=2**40),
+      "jit b['k'][1]": lambda: jax.jit(_two_args)(1, {"k": [0, 2**40]}),
+      "jit *xs": lambda: jax.jit(lambda *xs: xs[0])(1, 2**40),
   }
   out = {}
   for name, f in cases.items():
@@ -249,6 +254,16 @@ def _errors(jax, jnp, lax):
 
 
 _CALLABLE = ("TypeError", "Expected a callable value, got 3")
+
+
+def _overflow(path):
+  return ("OverflowError", "An overflow was encountered while parsing an argument to a jitted "
+          f"computation, whose argument path is {path}. Got <class 'int'> with value "
+          "1099511627776")
+
+
+def _two_args(a, b):
+  return b
 _EXPECTED_ERRORS = {
     "grad(3)": _CALLABLE, "value_and_grad(3)": _CALLABLE, "jacfwd(3)": _CALLABLE,
     "jacrev(3)": _CALLABLE, "hessian(3)": _CALLABLE, "vjp(3)": _CALLABLE, "jvp(3)": _CALLABLE,
@@ -293,6 +308,11 @@ _EXPECTED_ERRORS = {
     "2**40 + arange(3)": ("OverflowError", "An overflow was encountered while parsing an "
                           "argument to a jitted computation, whose argument path is x. Got "
                           "<class 'int'> with value 1099511627776"),
+    "where(.., 2**40)": _overflow("y"),
+    "clip(.., 2**40)": _overflow("max"),
+    "jit b=2**40": _overflow("b"),
+    "jit b['k'][1]": _overflow("b['k'][1]"),
+    "jit *xs": _overflow("xs[1]"),
 }
 
 

@@ -176,6 +176,15 @@ class _LazyArgNames:
     return iter(self._get())
 
 
+def _int_leaf_aval(leaf, name):
+  try:
+    return core.get_aval(leaf)
+  except OverflowError:
+    raise OverflowError("An overflow was encountered while parsing an argument to a jitted "
+                        f"computation, whose argument path is {name}. Got {type(leaf)} "
+                        f"with value {leaf}") from None
+
+
 def _leaf_aval(fun, leaf, name):
   try:
     return core.get_aval(leaf)
@@ -308,7 +317,13 @@ class JitWrapped:
 
   def _get_traced(self, args, kwargs):
     split = self._split(args, kwargs)
-    in_avals = [core.get_aval(x) if core.is_array_like(x) else None for x in split.leaves]
+    try:
+      in_avals = [core.get_aval(x) if core.is_array_like(x) else None for x in split.leaves]
+    except OverflowError:   # a Python int too large for its type: JAX names where it is
+      names = _arg_names(self._fun, split, args, kwargs)
+      for x, name in zip(split.leaves, names):
+        _int_leaf_aval(x, name)
+      raise
     if None in in_avals:
       names = _arg_names(self._fun, split, args, kwargs)
       in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
