@@ -439,3 +439,48 @@ def test_linear_transpose_cotangent_errors():
 def test_linear_transpose_cotangent_errors_like_oracle():
   jax = oracle()
   assert _transpose_mismatch_errors(jax, jax.numpy) == _EXPECTED_TRANSPOSE_ERRORS
+
+
+def _jacobian_weak_types(jax, jnp):
+  f = lambda x, y: x * y
+  s = jnp.float32
+  out = []
+  for a, b in [(1., 2.), (s(1.), 2.), (1., s(2.)), (s(1.), s(2.))]:
+    for argnums in (0, 1, -1):
+      out.append((jax.jacfwd(f, argnums=argnums)(a, b).weak_type,
+                  jax.jacrev(f, argnums=argnums)(a, b).weak_type))
+  out.append(jax.jacfwd(lambda x: x * 3.0)(1.).weak_type)
+  out.append(jax.jacfwd(lambda x: jnp.ones(2) * x)(1.).weak_type)
+  return out
+
+
+_EXPECTED_JACOBIAN_WEAK = [(True, True)] * 3 + [(False, False), (False, True), (False, True),
+                                                (False, True), (False, False), (False, False)] \
+    + [(False, False)] * 3 + [True, False]
+
+
+def test_jacobian_weak_types():
+  assert _jacobian_weak_types(purejax, jnp) == _EXPECTED_JACOBIAN_WEAK
+
+
+def test_jacobian_weak_types_like_oracle():
+  jax = oracle()
+  assert _jacobian_weak_types(jax, jax.numpy) == _EXPECTED_JACOBIAN_WEAK
+
+
+def _empty_argnums_errors(jax):
+  f = lambda x, y: x * y
+  out = []
+  for transform in (jax.grad, jax.value_and_grad, jax.jacfwd, jax.jacrev, jax.hessian):
+    with pytest.raises(Exception) as e:
+      transform(f, argnums=())(1., 2.)
+    out.append(type(e.value).__name__)
+  return out
+
+
+def test_empty_argnums_raise_value_error():
+  assert _empty_argnums_errors(purejax) == ["ValueError"] * 5
+
+
+def test_empty_argnums_raise_value_error_like_oracle():
+  assert _empty_argnums_errors(oracle()) == ["ValueError"] * 5

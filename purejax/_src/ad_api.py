@@ -195,6 +195,9 @@ def _check_argnums(argnums, nargs, below_len=False):
   nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
   if any(not isinstance(i, (int, np.integer)) for i in nums):
     raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums}")
+  if not nums:
+    raise ValueError("argnums must name at least one argument to differentiate with "
+                     "respect to, got argnums=()")
   for i in nums:
     if i < -nargs or (below_len and i >= nargs):
       raise ValueError(
@@ -373,8 +376,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     out, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(in_leaves))
     out_leaves, out_tree = tree_util.tree_flatten(out)
-    blocks = [_split_rows(j, [a.size for a in in_avals], [a.shape for a in in_avals],
-                          core.get_aval(o).shape, axis=-1)
+    # A Jacobian block carries its output's weak type, as in JAX.
+    blocks = [_split_rows(_like_primal(j, core.get_aval(o)), [a.size for a in in_avals],
+                          [a.shape for a in in_avals], core.get_aval(o).shape, axis=-1)
               for j, o in zip(tree_util.tree_leaves(jac), out_leaves)]
     jac = _jac_structure(argnums, out_tree, in_tree, blocks)
     return (jac, aux) if has_aux else jac
