@@ -726,13 +726,25 @@ def _join_as_jax(nodes, mode, x64):
 _result_cache = {}
 
 
+class KeyPromotionError(TypeError):
+  """Key arrays mixed with other dtypes; ``with_name`` says which operation
+  refused them, as JAX's message does."""
+
+  def __init__(self, dtypes, name="operation"):
+    self.dtypes = dtypes
+    super().__init__(f"{name} does not accept dtypes {', '.join(map(str, dtypes))}.")
+
+  def with_name(self, name):
+    return TypeError(f"{name} does not accept dtypes {', '.join(map(str, self.dtypes))}.")
+
+
 def _compute_result_type(pairs, mode, x64):
   ext = [dt for dt, _ in pairs if isinstance(dt, ExtendedDType)]
   if ext:   # key arrays promote only with key arrays of their own dtype
     if len(ext) == len(pairs) and all(dt == ext[0] for dt in ext):
       return ext[0], False
-    others = ", ".join(str(dt) for dt, _ in pairs)
-    raise TypeError(f"operation does not accept dtypes {others}.")
+    raise KeyPromotionError([dt if isinstance(dt, ExtendedDType) else _canonical(dt, x64)
+                             for dt, _ in pairs])
   dtypes = [_canonical(dt, x64) for dt, _ in pairs]
   weaks = [weak for _, weak in pairs]
   dt, weak = _lattice_result(dtypes, weaks, mode, x64)

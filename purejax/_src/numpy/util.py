@@ -214,7 +214,11 @@ def promote_shapes(fun_name, *args):
 def promote_args(fun_name, *args):
   """Checks, promotes dtypes, then ranks: what a NumPy binary op does."""
   check_arraylike(fun_name, *args)
-  return promote_shapes(fun_name, *promote_dtypes(*args))
+  try:
+    promoted = promote_dtypes(*args)
+  except dtypes.KeyPromotionError as e:
+    raise e.with_name(fun_name) from None
+  return promote_shapes(fun_name, *promoted)
 
 
 def promote_args_inexact(fun_name, *args):
