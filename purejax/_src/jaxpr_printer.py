@@ -124,7 +124,6 @@ def _unused_outputs(jaxpr):
 def _jaxpr_doc(jaxpr, names):
   if isinstance(jaxpr, ClosedJaxpr):
     jaxpr = jaxpr.jaxpr
-  names.unused.update(_unused_outputs(jaxpr))
   constvars = _vars_doc([_typed(v, names) for v in jaxpr.constvars])
   invars = _vars_doc([_typed(v, names) for v in jaxpr.invars])
   eqns = pp.join(pp.brk("; "), [_eqn_doc(e, names) for e in jaxpr.eqns])
@@ -188,6 +187,7 @@ def jaxpr_to_string(jaxpr, width=80):
   """A called jaxpr that is used more than once, or is long, is printed once
   up front as ``let NAME = {...} in`` and referred to by name."""
   names, docs = _Names(), []
+  names.unused.update(_unused_outputs(_inner(jaxpr)))   # the top level's only, as JAX
   shared = _shared_jaxprs(_inner(jaxpr))
   names.hoisted.update((key, name) for key, name, _ in shared)
   for key, name, callee in shared:

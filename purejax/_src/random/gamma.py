@@ -24,11 +24,15 @@ import numpy as np
 
 from purejax._src import dtypes
 from purejax._src.api import jit
-from purejax._src.custom_jvp import custom_jvp
+from purejax._src import core
+from purejax._src.interpreters import ad
+from purejax._src.interpreters import batching
 from purejax._src.lax import api_elementwise as lax_ew
 from purejax._src.lax.control_flow.loops import while_loop
 from purejax._src.lax.convert import convert_element_type
 from purejax._src.random import gamma_keys as _keys
+from purejax._src.random import keys as keys_lib
+from purejax._src.random.key_primitives import KeyPrimitive
 from purejax._src.lax.special import random_gamma_grad
 from purejax._src.vmap import vmap
 import purejax.numpy as jnp
@@ -89,37 +93,97 @@ def _gamma_one(key, alpha, log_space):
   return lax_ew.mul(lax_ew.mul(d, vvv), boost_factor)
 
 
-def _gamma_elements(key, a, log_space):
-  """Samples of shape ``a.shape``: one key per element, split off ``key``."""
+def _gamma_impl(key, a, log_space):
+  """Samples of shape ``a.shape``; ``key``'s shape is a prefix of it (vmap
+  batches keys): each key is split into one key per element it covers."""
   shape = a.shape
   size = int(np.prod(shape, dtype=np.int64))
   if size == 0:
     return jnp.zeros(shape, a.dtype)
-  element_keys = _keys.split_n(key, size)
+  per_key = int(np.prod(shape[key.ndim:], dtype=np.int64))
+  if key.ndim == 0:
+    element_keys = _keys.split_n(key, per_key)
+  else:
+    flat_keys = jnp.reshape(key, (size // per_key,))
+    element_keys = vmap(lambda k: _keys.split_n(k, per_key))(flat_keys)
+    element_keys = jnp.reshape(element_keys, (size,))
   flat = jnp.reshape(a, (size,))
   samples = vmap(functools.partial(_gamma_one, log_space=log_space))(element_keys, flat)
   return jnp.reshape(samples, shape)
 
 
-@functools.partial(custom_jvp, nondiff_argnums=(2,))
-def _gamma_sample(key, a, log_space):
-  return _gamma_elements(key, a, log_space)
+# -- the random_gamma primitive ------------------------------------------------
+# ``random_gamma[log_space] key a``: one sample per element of ``a`` (JAX's
+# primitive, so that jaxprs print as JAX's).  Backends see it through the key
+# lowering pass, which replaces it by ``_gamma_impl`` traced on the key data.
+
+def _gamma_abstract_eval(key, a, *, log_space):
+  if not keys_lib.is_key_dtype(key.dtype):
+    raise TypeError(f"random_gamma takes a key array, got {key.str_short()}")
+  if tuple(a.shape[:len(key.shape)]) != tuple(key.shape):
+    raise TypeError(f"random_gamma: key shape {key.shape} is not a prefix of "
+                    f"the shape {a.shape} of a")
+  return core.ShapedArray(a.shape, a.dtype)
 
 
-@_gamma_sample.defjvp
-def _gamma_sample_jvp(log_space, primals, tangents):
-  key, a = primals
-  a_dot = tangents[1]
-  ans = _gamma_sample(key, a, log_space)
+_traced_impls = {}
+
+
+def _gamma_lowering(in_avals, out_avals, key_data, a, *, log_space):
+  from purejax._src.interpreters import partial_eval as pe
+  from purejax._src.jaxpr import ClosedJaxpr
+  from purejax._src.random import key_lowering
+  cache_key = (tuple(in_avals), log_space)
+  closed = _traced_impls.get(cache_key)
+  if closed is None:
+    with core.eval_context():
+      jaxpr, consts = pe.trace_to_jaxpr(
+          lambda k, x: [_gamma_impl(k, x, log_space)], list(in_avals))
+    closed = _traced_impls[cache_key] = ClosedJaxpr(jaxpr, consts)
+  return key_lowering.eval_physical(closed, [key_data, a])[0]
+
+
+def _gamma_grad(sample, a, log_space):
   if log_space:
-    # d log x = dx / x; x = exp(ans) may underflow, so floor it at tiny.
-    x = lax_ew.exp(ans)
+    # d log x = dx / x; x = exp(sample) may underflow, so floor it at tiny.
+    x = lax_ew.exp(sample)
     tiny = jnp.full_like(x, np.finfo(x.dtype).tiny)
     x = lax_ew.select(lax_ew.eq(x, _c(x, 0)), tiny, x)
-    grad = lax_ew.div(random_gamma_grad(a, x), x)
-  else:
-    grad = random_gamma_grad(a, ans)
-  return ans, lax_ew.mul(grad, a_dot)
+    return lax_ew.div(random_gamma_grad(a, x), x)
+  return random_gamma_grad(a, sample)
+
+
+def _gamma_jvp(primals, tangents, *, log_space):
+  key, a = primals
+  a_dot = tangents[1]
+  ans = random_gamma_p.bind(key, a, log_space=log_space)
+  if type(a_dot) is ad.Zero:
+    return ans, ad.Zero.from_primal_value(ans)
+  return ans, lax_ew.mul(_gamma_grad(ans, a, log_space), a_dot)
+
+
+def _gamma_batch(axis_size, vals, dims, *, log_space):
+  key, a = (batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims))
+  return random_gamma_p.bind(key, a, log_space=log_space), 0
+
+
+def _gamma_numpy_impl(key_data, a, *, log_space):
+  raise NotImplementedError("random_gamma runs after key lowering")
+
+
+random_gamma_p = KeyPrimitive("random_gamma")
+random_gamma_p.abstract_eval = _gamma_abstract_eval
+random_gamma_p.impl = _gamma_numpy_impl
+random_gamma_p.jvp = _gamma_jvp
+random_gamma_p.batch = _gamma_batch
+
+
+def _register_lowering():
+  from purejax._src.random import key_lowering
+  key_lowering.rules[random_gamma_p] = _gamma_lowering
+
+
+_register_lowering()
 
 
 def check_shape(name, shape, *param_shapes):
@@ -166,7 +230,7 @@ def _gamma(key, a, shape, dtype, log_space=False):
   a = convert_element_type(a, dtype)
   if jnp.shape(a) != shape:
     a = jnp.broadcast_to(a, shape)
-  return _gamma_sample(key, a, log_space)
+  return random_gamma_p.bind(key, a, log_space=log_space)
 
 
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):

@@ -4,6 +4,7 @@ A shuffle sorts by random 32-bit keys (stably), enough rounds that ties are
 unlikely (JAX's rule: ceil(3 ln n / ln(2**32 - 1)) rounds).  Sampling without
 replacement takes the top k of Gumbel-perturbed log-probabilities.
 """
+import functools
 import math
 import warnings
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.api import jit
 from purejax._src.lax.utils import canonicalize_shape
 from purejax._src.random import keys as keys_lib
 from purejax._src.random.basic import _split_typed, check_shape, randint, uniform
@@ -35,9 +37,8 @@ def _axis(axis, ndim):
   return axis % ndim
 
 
+@functools.partial(jit, static_argnums=(2,))
 def _shuffle(typed, x, axis):
-  from purejax import numpy as jnp
-  x = jnp.asarray(x)
   from purejax import lax
   rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
   for _ in range(rounds):
@@ -70,7 +71,8 @@ def shuffle(key, x, axis=0):
                 "Use jax.random.permutation with independent=True.", DeprecationWarning,
                 stacklevel=2)
   typed, _ = keys_lib.check_prng_key("shuffle", key)
-  return _shuffle(typed, x, _axis(axis, max(np.ndim(x), 1)))
+  from purejax import numpy as jnp
+  return _shuffle(typed, jnp.asarray(x), _axis(axis, max(np.ndim(x), 1)))
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
@@ -100,7 +102,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
       result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
     else:
       perm = permutation(typed, n_inputs if arr.ndim == 0 else arr, axis)
-      result = lax.slice_in_dim(perm, 0, n_draws, axis=axis)
+      result = perm[(slice(None),) * axis + (slice(n_draws),)]
   else:
     p_arr = jnp.asarray(p)
     if not dtypes.issubdtype(p_arr.dtype, np.inexact):
@@ -129,7 +131,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
   from purejax import numpy as jnp
   typed, _ = keys_lib.check_prng_key("categorical", key)
   logits = jnp.asarray(logits)
-  batch_shape = tuple(np.delete(logits.shape, axis))
+  batch_shape = tuple(int(d) for d in np.delete(logits.shape, axis))
   if shape is None:
     shape = batch_shape
   else:
