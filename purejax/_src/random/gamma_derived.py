@@ -57,7 +57,7 @@ def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
 # -- dirichlet ----------------------------------------------------------------
 
 def _softmax(x, axis):
-  x_max = jnp.max(x, axis, keepdims=True)
+  x_max = jnp.max(x, axis, initial=-np.inf, keepdims=True)
   unnormalized = jnp.exp(x - stop_gradient(x_max))
   return unnormalized / unnormalized.sum(axis, keepdims=True)
 
@@ -115,8 +115,6 @@ def _f(key, dfnum, dfden, shape, dtype):
   key_den, key_num = _keys.split2(key)
   chi2_num = chisquare(key_num, dfnum, shape, dtype)
   chi2_den = chisquare(key_den, dfden, shape, dtype)
-  dfden = jnp.broadcast_to(dfden, shape)
-  dfnum = jnp.broadcast_to(dfnum, shape)
   return lax_ew.div(lax_ew.div(chi2_num, dfnum), lax_ew.div(chi2_den, dfden))
 
 
@@ -152,9 +150,9 @@ def t(key, df, shape=None, dtype=None, *, out_sharding=None):
 
 @functools.partial(jit, static_argnames=("shape", "dtype"))
 def _generalized_normal(key, p, shape, dtype):
-  key_g, key_r = _keys.split2(key)
-  g = gamma(key_g, 1 / p, shape, dtype)
-  r = _keys.rademacher(key_r, shape, dtype)
+  keys = _keys.split_n(key, 2)   # indexed where used, as JAX does
+  g = gamma(keys[0], 1 / p, shape, dtype)
+  r = _keys.rademacher(keys[1], shape, dtype)
   return r * g ** (1 / p)
 
 

@@ -19,13 +19,13 @@ def split_n(key, num):
 
 
 def split2(key):
-  keys = prng._split(key, 2)
-  return keys[0], keys[1]
+  k1, k2 = prng._split(key, 2)   # unpacked, as JAX unpacks (slices of stride 1)
+  return k1, k2
 
 
 def split3(key):
-  keys = prng._split(key, 3)
-  return keys[0], keys[1], keys[2]
+  k1, k2, k3 = prng._split(key, 3)
+  return k1, k2, k3
 
 
 def normal(key, dtype, shape=()):

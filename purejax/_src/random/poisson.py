@@ -34,6 +34,7 @@ def _c(x, value):
 
 # -- poisson ------------------------------------------------------------------
 
+@functools.partial(jit, static_argnums=(2, 3, 4))
 def _poisson_knuth(key, lam, shape, dtype, max_iters):
   """Counts uniforms until their product drops below exp(-lam)."""
 
@@ -54,6 +55,7 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
   return (k - 1).astype(dtype)
 
 
+@functools.partial(jit, static_argnums=(2, 3, 4))
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
   """PTRS: a proposal k from a transformed uniform, accepted against the
   log pmf (or early by the squeeze region)."""
@@ -74,8 +76,11 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     t = -lam + k * log_lam - lgamma(k + 1)
     accept1 = (u_shifted >= 0.07) & (v <= v_r)
     reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
-    accept = accept1 | (~reject & (s <= t))
-    return i + 1, lax_ew.select(accept, k, k_out), accepted | accept, key
+    accept_pmf = s <= t
+    accept = accept1 | (~reject & accept_pmf)
+    k_out = lax_ew.select(accept, k, k_out)
+    accepted = accepted | accept
+    return i + 1, k_out, accepted, key
 
   def cond(state):
     i, accepted = state[0], state[2]
@@ -147,6 +152,7 @@ def _stirling_tail(k):
   return tail
 
 
+@functools.partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
   """Counts geometric(prob) waiting times until their sum passes count."""
   log1m_prob = jnp.log1p(-prob)
@@ -157,7 +163,8 @@ def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
     num_geom = lax_ew.select(geom_sum <= count, num_geom + 1, num_geom)
     u = _keys.uniform(sub, prob.dtype, shape)
     geom = jnp.ceil(jnp.log(u) / log1m_prob)
-    return i + 1, num_geom, geom_sum + geom, key
+    geom_sum = geom_sum + geom
+    return i + 1, num_geom, geom_sum, key
 
   def cond(state):
     i, geom_sum = state[0], state[2]
@@ -168,6 +175,7 @@ def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
   return (num_geom - 1).astype(dtype)
 
 
+@functools.partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _btrs(key, count, prob, shape, dtype, max_iters):
   """BTRS: a transformed-uniform proposal, accepted by a squeeze or by
   comparing with the log pmf ratio to the mode (Stirling-approximated)."""
@@ -196,8 +204,11 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
           + (k + 0.5) * jnp.log(r * (count - k + 1) / (k + 1))
           + _stirling_tail(m) + _stirling_tail(count - m)
           - _stirling_tail(k) - _stirling_tail(count - k))
-    accept = accept1 | (~reject & (v <= ub))
-    return i + 1, lax_ew.select(accept, k, k_out), accepted | accept, key
+    accept_pmf = v <= ub
+    accept = accept1 | (~reject & accept_pmf)
+    k_out = lax_ew.select(accept, k, k_out)
+    accepted = accepted | accept
+    return i + 1, k_out, accepted, key
 
   def cond(state):
     i, accepted = state[0], state[2]
@@ -208,7 +219,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
   return while_loop(cond, body, state)[1].astype(dtype)
 
 
-@functools.partial(jit, static_argnames=("shape", "dtype"))
+@functools.partial(jit, static_argnums=(3, 4), inline=True)
 def _binomial(key, count, prob, shape, dtype):
   if shape is None:
     shape = jnp.broadcast_shapes(jnp.shape(count), jnp.shape(prob))
