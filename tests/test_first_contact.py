@@ -484,3 +484,35 @@ def test_empty_argnums_raise_value_error():
 
 def test_empty_argnums_raise_value_error_like_oracle():
   assert _empty_argnums_errors(oracle()) == ["ValueError"] * 5
+
+
+def _complex_cotangent_weak_types(jax, jnp):
+  """Weak types of complex cotangents: holomorphic grads and vjps with weak
+  or strong inputs and cotangents, and real functions of complex inputs."""
+  c64 = jnp.complex64
+  holomorphic = [lambda z: z * z, jnp.exp, lambda z: z * 3.0, lambda z: jnp.where(True, z, 0j),
+                 lambda z: jnp.sum(jnp.stack([z, z])), lambda z: (1 + 1j) * z]
+  real = [lambda z: jnp.abs(z) ** 2, lambda z: jnp.real(jnp.where(True, z, 0j)),
+          lambda z: jnp.maximum(jnp.real(z), 1.0), lambda z: jnp.real(z * jnp.conj(z))]
+  out = []
+  for z in (3. + 4j, c64(3 + 4j)):
+    for f in holomorphic:
+      out.append(jax.grad(f, holomorphic=True)(z).weak_type)
+      _, f_vjp = jax.vjp(f, z)
+      out += [f_vjp(ct)[0].weak_type for ct in (1. + 0j, c64(1))]
+    out += [jax.grad(f)(z).weak_type for f in real]
+  return out
+
+
+def test_complex_cotangent_weak_types():
+  # JAX 0.10.2's answers, in _complex_cotangent_weak_types's order.
+  t, f = True, False
+  weak_input = [t, t, f, t, t, f, t, t, f, t, t, f, t, t, t, t, t, f, f, f, f, f]
+  strong_input = [f, f, f, f, f, f, f, f, f, f, t, f, f, t, f, f, f, f, f, f, f, f]
+  assert _complex_cotangent_weak_types(purejax, jnp) == weak_input + strong_input
+
+
+def test_complex_cotangent_weak_types_like_oracle():
+  jax = oracle()
+  assert (_complex_cotangent_weak_types(purejax, jnp)
+          == _complex_cotangent_weak_types(jax, jax.numpy))

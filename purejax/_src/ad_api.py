@@ -142,39 +142,29 @@ def vjp(fun, *primals, has_aux=False):
             "corresponding output of the differentiated function had JAX type "
             f"{aval.str_short()}")
     cts_in = ad.backward_pass(jaxpr, residuals, ct_leaves)
-    cts_in = [_like_primal(ad.instantiate(ct), aval, takes_parts)
-              for ct, aval in zip(cts_in, in_avals)]
+    cts_in = [_input_cotangent(ad.instantiate(ct), aval) for ct, aval in zip(cts_in, in_avals)]
     return tree_util.tree_unflatten(in_tree, cts_in)
-
-  takes_parts = _takes_parts(jaxpr)
 
   f_vjp = tree_util.Partial(vjp_fun)
   out = tree_util.tree_unflatten(out_tree, out_p)
   return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
-def _takes_parts(jaxpr):
-  """Whether the linear map takes real or imaginary parts (in JAX their
-  transposes build strongly typed complex cotangents)."""
-  for eqn in jaxpr.eqns:
-    if eqn.primitive.name in ("real", "imag"):
-      return True
-    for value in eqn.params.values():
-      for sub in value if isinstance(value, (tuple, list)) else (value,):
-        sub = getattr(sub, "jaxpr", sub)
-        if hasattr(sub, "eqns") and _takes_parts(sub):
-          return True
-  return False
+def _input_cotangent(ct, primal_aval):
+  """A real cotangent carries its primal's weak type, as in JAX (whose
+  transposes keep weak types where some of purejax's make them strong); a
+  complex one is kept as the backward pass made it (strong once it went
+  through a real or imaginary part, as JAX's transposes of those make it)."""
+  if dtypes.issubdtype(core.get_aval(ct).dtype, np.complexfloating):
+    return ct
+  return _like_primal(ct, primal_aval)
 
 
-def _like_primal(ct, primal_aval, takes_parts=False):
-  """A cotangent carries its primal's weak type, as in JAX, except a
-  complex one that went through a real or imaginary part."""
+def _like_primal(ct, primal_aval):
+  """``ct`` with its primal's weak type (float0 values as NumPy arrays)."""
   aval = core.get_aval(ct)
   if aval.dtype == dtypes.float0:
     return _host_float0(ct)
-  if takes_parts and dtypes.issubdtype(aval.dtype, np.complexfloating):
-    return ct if not aval.weak_type else _like_primal(ct, primal_aval.strip_weak_type())
   if aval.weak_type == primal_aval.weak_type:
     return ct
   from purejax import lax

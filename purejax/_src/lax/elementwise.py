@@ -572,7 +572,7 @@ def _select_n_transpose(ct, which, *cases):
   # Linear in the cases (never in ``which``): each case gets ct where chosen.
   if ad.is_undefined_primal(which):
     raise ValueError("select_n is not linear in its predicate")
-  zero = zeros(core.get_aval(ct))
+  zero = ad.zeros_like_aval(core.get_aval(ct))   # keeps ct's weak type, as JAX does
   return [None] + [
       select_n_p.bind(which, *[ct if j == i else zero for j in range(len(cases))])
       if ad.is_undefined_primal(case) else None
