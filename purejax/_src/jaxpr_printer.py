@@ -90,8 +90,10 @@ def _share_call_names(eqn, names):
   """Name a called jaxpr's variables after the caller's operands/results."""
   callee = eqn.params[eqn.primitive.call_jaxpr_param]
   callee = callee.jaxpr if isinstance(callee, ClosedJaxpr) else callee
+  shared = set()   # an operand passed twice names only the first binder
   for inner, outer in zip(callee.invars, eqn.invars):
-    if type(outer) is not Literal and inner not in names.names:
+    if type(outer) is not Literal and inner not in names.names and outer not in shared:
+      shared.add(outer)
       names.names[inner] = names(outer)
   for inner, outer in zip(callee.outvars, eqn.outvars):
     if (type(inner) is not Literal and inner not in names.names

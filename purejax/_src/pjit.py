@@ -7,7 +7,11 @@ an unknown call, transposition runs the backward pass over the jaxpr.
 """
 import weakref
 
+import numpy as np
+
 from purejax._src import core
+from purejax._src import debug_nans
+from purejax._src import fp_errors
 from purejax._src import backends
 from purejax._src.config import config
 from purejax._src.interpreters import ad
@@ -209,20 +213,97 @@ def _split_call(closed, in_known, saveable):
   return known, ClosedJaxpr(unknown, []), out_known, num_res
 
 
+# A call that forwards residuals (``pjit``): the known call does not return
+# what its caller already has.  A known output (primal or residual) that is
+# one of the known inputs is taken from the caller's argument, and a
+# residual that is also a known primal output is taken from that output.
+# ``sources`` says, for each output of the unpruned known jaxpr, where its
+# value comes from: ``("arg", i)``, the i-th known input, or ``("out", j)``,
+# the j-th output of the pruned known call.
+
+_forwarding_splits = weakref.WeakKeyDictionary()
+
+
+def _split_forwarding(closed, in_known, saveable):
+  per_jaxpr = _forwarding_splits.get(closed) if saveable is pe._always_saveable else None
+  key = tuple(in_known)
+  if per_jaxpr is not None and key in per_jaxpr:
+    return per_jaxpr[key]
+  known, unknown, out_known, num_res = _split_call(closed, in_known, saveable)
+  # Dead code goes, and with it the residuals nothing reads.
+  unknown_body, used_res = pe.dce_with_rules(unknown.jaxpr)
+  used_res = used_res[:num_res]
+  inner = known.jaxpr
+  n_primal = len(inner.outvars) - num_res
+  if not all(used_res):
+    unknown_body = Jaxpr([], [v for i, v in enumerate(unknown_body.invars)
+                              if i >= num_res or used_res[i]],
+                         unknown_body.outvars, unknown_body.eqns)
+    inner = Jaxpr([], inner.invars, inner.outvars[:n_primal] +
+                  [v for v, u in zip(inner.outvars[n_primal:], used_res) if u], inner.eqns)
+    num_res = sum(used_res)
+  if unknown_body is not unknown.jaxpr:
+    unknown = ClosedJaxpr(unknown_body, [])
+  inner = pe.dce_with_rules(inner)[0]
+  arg_index = {}
+  for i, v in enumerate(inner.invars):
+    arg_index.setdefault(v, i)
+  kept, sources, out_index = [], [], {}
+  for pos, v in enumerate(inner.outvars):
+    literal = type(v) is Literal
+    if not literal and v in arg_index:
+      sources.append(("arg", arg_index[v]))
+    elif not literal and pos >= n_primal and v in out_index:
+      sources.append(("out", out_index[v]))
+    else:
+      if pos < n_primal and not literal:
+        out_index.setdefault(v, len(kept))
+      sources.append(("out", len(kept)))
+      kept.append(v)
+  if len(kept) < len(inner.outvars) or inner is not known.jaxpr:
+    pruned = ClosedJaxpr(Jaxpr([], inner.invars, kept, inner.eqns), [])
+    if known in _num_hoisted:
+      _num_hoisted[pruned] = _num_hoisted[known]
+    known = pruned
+  result = (known, unknown, out_known, num_res, sources)
+  if saveable is pe._always_saveable:
+    _forwarding_splits.setdefault(closed, {})[key] = result
+  return result
+
+
+def _forwarded(sources, known_ins, call_outs):
+  return [known_ins[i] if kind == "arg" else call_outs[i] for kind, i in sources]
+
+
 def call_partial_eval_jaxpr(eqn, ins_known, saveable):
   """Splits a call equation inside a jaxpr being partially evaluated."""
   saveable = eqn.primitive.saveable(eqn.params) or saveable
-  known, unknown, out_known, num_res = _split_call(eqn.params["jaxpr"], ins_known, saveable)
-  residuals = [Var(a) for a in known.out_avals[len(known.out_avals) - num_res:]]
+  if getattr(eqn.primitive, "forwards_residuals", False):
+    known, unknown, out_known, num_res, sources = _split_forwarding(
+        eqn.params["jaxpr"], ins_known, saveable)
+  else:
+    known, unknown, out_known, num_res = _split_call(eqn.params["jaxpr"], ins_known, saveable)
+    sources = [("out", j) for j in range(len(known.out_avals))]
+  known_ins = [v for v, k in zip(eqn.invars, ins_known) if k]
+  known_call_outs = [Var(a) for a in known.out_avals]
+  split = len(sources) - num_res
   known_outs = [v for v, k in zip(eqn.outvars, out_known) if k]
   unknown_outs = [v for v, k in zip(eqn.outvars, out_known) if not k]
-  known_eqn = eqn.replace(
-      invars=[v for v, k in zip(eqn.invars, ins_known) if k],
-      outvars=known_outs + residuals, params=dict(eqn.params, jaxpr=known))
+  # The caller's variables stand for the known call's outputs they name; a
+  # known output forwarded from an input is replaced by that input.
+  renamed = {}
+  for (kind, j), v in zip(sources[:split], known_outs):
+    if kind == "out":
+      known_call_outs[j] = v
+    else:
+      renamed[v] = known_ins[j]
+  residuals = _forwarded(sources[split:], known_ins, known_call_outs)
+  known_eqn = eqn.replace(invars=known_ins, outvars=known_call_outs,
+                          params=dict(eqn.params, jaxpr=known))
   unknown_eqn = eqn.replace(
       invars=residuals + [v for v, k in zip(eqn.invars, ins_known) if not k],
       outvars=unknown_outs, params=dict(eqn.params, jaxpr=unknown))
-  return known_eqn, unknown_eqn
+  return (known_eqn, unknown_eqn, renamed) if renamed else (known_eqn, unknown_eqn)
 
 
 def call_partial_eval(primitive):
@@ -230,11 +311,17 @@ def call_partial_eval(primitive):
 
   def rule(trace, args, params):
     in_known = [trace.is_known(x) for x in args]
-    known, unknown, out_known, num_res = _split_call(
-        params["jaxpr"], in_known, primitive.saveable(params) or pe._always_saveable)
+    saveable = primitive.saveable(params) or pe._always_saveable
+    known_ins = [x for x, k in zip(args, in_known) if k]
+    if getattr(primitive, "forwards_residuals", False):
+      known, unknown, out_known, num_res, sources = _split_forwarding(
+          params["jaxpr"], in_known, saveable)
+    else:
+      known, unknown, out_known, num_res = _split_call(params["jaxpr"], in_known, saveable)
+      sources = [("out", j) for j in range(len(known.out_avals))]
     with core.set_current_trace(trace.parent):
-      known_outs = primitive.bind(*[x for x, k in zip(args, in_known) if k],
-                                  **dict(params, jaxpr=known))
+      known_outs = primitive.bind(*known_ins, **dict(params, jaxpr=known))
+    known_outs = _forwarded(sources, known_ins, known_outs)
     split = len(known_outs) - num_res
     residuals = known_outs[split:]
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(
@@ -247,6 +334,7 @@ def call_partial_eval(primitive):
 
 
 pjit_p.saveable = lambda params: None   # keep every residual
+pjit_p.forwards_residuals = True
 pjit_p.partial_eval = call_partial_eval(pjit_p)
 pjit_p.partial_eval_jaxpr = call_partial_eval_jaxpr
 
@@ -265,7 +353,122 @@ def call_transpose(cts, *args, jaxpr, **params):
   return [next(cts_in) if u else None for u in undefined]
 
 
-pjit_p.transpose = call_transpose
+# A linear ``pjit`` is transposed into another ``pjit``: its jaxpr is the
+# backward pass of the called jaxpr, staged once per pattern of defined
+# inputs and symbolic-zero cotangents.  It takes the defined inputs (the
+# residuals) in their order, then the nonzero cotangents, and returns the
+# nonzero cotangents of the linear inputs.
+
+_transposed_jaxprs = weakref.WeakKeyDictionary()
+
+
+def transpose_jaxpr(closed, undefined, ct_avals):
+  """(jaxpr, its consts, which linear inputs get a nonzero cotangent) of the
+  backward pass of ``closed``; ``ct_avals[i]`` is None for a zero cotangent."""
+  per_jaxpr = _transposed_jaxprs.setdefault(closed, {})
+  res_avals = tuple(a for a, u in zip(closed.in_avals, undefined) if not u)
+  key = (tuple(undefined), tuple(ct_avals))
+  hit = per_jaxpr.get(key)
+  if hit is not None:
+    return hit
+  inner = closed.jaxpr
+  linear = Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
+                 [v for v, u in zip(inner.invars, undefined) if u], inner.outvars, inner.eqns)
+  n_res, out_nonzeros = len(res_avals), []
+
+  def fun(*args):
+    nz_cts = iter(args[n_res:])
+    cts = [ad.Zero(ad.tangent_aval(a)) if c is None else next(nz_cts)
+           for a, c in zip(closed.out_avals, ct_avals)]
+    cts_in = ad.backward_pass(linear, args[:n_res], cts)
+    out_nonzeros[:] = [type(ct) is not ad.Zero for ct in cts_in]
+    return [ct for ct in cts_in if type(ct) is not ad.Zero]
+
+  traced, consts = trace_closed(fun, list(res_avals) + [a for a in ct_avals if a is not None])
+  if consts:
+    _num_hoisted[traced] = len(consts)
+  hit = (traced, consts, out_nonzeros)
+  if not any(isinstance(c, core.Tracer) for c in consts):
+    per_jaxpr[key] = hit
+  return hit
+
+
+def _pjit_transpose(cts, *args, jaxpr, **params):
+  undefined = [ad.is_undefined_primal(x) for x in args]
+  ct_avals = [None if type(ct) is ad.Zero else core.get_aval(ct) for ct in cts]
+  if all(a is None for a in ct_avals):
+    return [None] * len(args)
+  transposed, consts, out_nonzeros = transpose_jaxpr(jaxpr, undefined, ct_avals)
+  operands = [*consts, *[x for x, u in zip(args, undefined) if not u],
+              *[ct for ct in cts if type(ct) is not ad.Zero]]
+  if debug_nans.enabled and core.current_trace() is core.eval_trace:
+    if _invalid_backward_pass(transposed, operands):
+      # As JAX does: the backward pass is run again de-optimized, where the
+      # failing operation raises (naming the primitive being transposed).
+      print("Invalid nan value encountered in the backward pass of a jax.jit function. "
+            "Calling the de-optimized backward pass.")
+      return call_transpose(cts, *args, jaxpr=jaxpr)
+  outs = iter(pjit_p.bind(*operands, jaxpr=transposed, **params))
+  nonzero = iter(out_nonzeros)
+  return [(next(outs) if next(nonzero) else None) if u else None for u in undefined]
+
+
+def _invalid_backward_pass(transposed, operands):
+  token = fp_errors.ignore()
+  try:
+    outs = executable_for(transposed)(*[np.asarray(x) for x in operands])
+  finally:
+    fp_errors.restore(token)
+  return debug_nans.invalid_kind([np.asarray(o) for o in outs]) is not None
+
+
+pjit_p.transpose = _pjit_transpose
+pjit_p.symbolic_zero_cotangents = True
+
+
+# -- dead-code elimination ------------------------------------------------------------
+# A call whose outputs are partly unused (in a linear jaxpr, or in a known
+# jaxpr of partial evaluation) keeps only the outputs used and the inputs
+# those need, as JAX's tracing with dead-code elimination does.
+
+_dce_jaxprs = weakref.WeakKeyDictionary()
+
+
+def dce_call_jaxpr(closed, used_outputs):
+  """(``closed`` computing only the used outputs, from only the inputs they
+  need; which inputs those are).  ``closed`` itself if nothing is pruned."""
+  per_jaxpr = _dce_jaxprs.setdefault(closed, {})
+  key = tuple(used_outputs)
+  if key not in per_jaxpr:
+    inner = closed.jaxpr
+    outvars = [v for v, u in zip(inner.outvars, used_outputs) if u]
+    body, used_in = pe.dce_with_rules(Jaxpr([], inner.invars, outvars, inner.eqns))
+    if pe.jaxpr_has_effects(body):
+      used_in = [True] * len(used_in)
+    if (all(used_outputs) and all(used_in) and len(body.eqns) == len(inner.eqns)
+        and all(a is b for a, b in zip(body.eqns, inner.eqns))):
+      per_jaxpr[key] = (closed, used_in)
+    else:
+      pruned = ClosedJaxpr(Jaxpr([], [v for v, u in zip(inner.invars, used_in) if u],
+                                 outvars, body.eqns), closed.consts)
+      k = _num_hoisted.get(closed, 0)
+      if k and sum(used_in[:k]):
+        _num_hoisted[pruned] = sum(used_in[:k])
+      per_jaxpr[key] = (pruned, used_in)
+  return per_jaxpr[key]
+
+
+def _pjit_dce(used_outputs, eqn):
+  closed = eqn.params["jaxpr"]
+  pruned, used_in = dce_call_jaxpr(closed, used_outputs)
+  if pruned is closed:
+    return eqn
+  return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_in) if u],
+                     outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                     params=dict(eqn.params, jaxpr=pruned))
+
+
+pjit_p.dce = _pjit_dce
 
 
 # -- batching -------------------------------------------------------------------------

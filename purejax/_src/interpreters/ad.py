@@ -197,6 +197,9 @@ def linearize_flat(flat_fun, primals):
     jaxpr, residuals = pe_trace.to_jaxpr(tangent_outs)
   finally:
     pe_trace.invalidate()
+  # As JAX's tangent trace does, calls keep only the outputs that are used.
+  from purejax._src.interpreters.partial_eval import dce_with_rules
+  jaxpr = dce_with_rules(jaxpr)[0]
   return primal_outs, jaxpr, residuals
 
 
@@ -254,8 +257,11 @@ def backward_pass(jaxpr, consts, cotangents):
     cts_out = [ct_env.pop(v, None) for v in eqn.outvars]
     if all(ct is None for ct in cts_out):
       continue
-    cts_out = [zeros_like_aval(v.aval) if ct is None else ct
-               for v, ct in zip(eqn.outvars, cts_out)]
+    if getattr(eqn.primitive, "symbolic_zero_cotangents", False):
+      cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts_out)]
+    else:
+      cts_out = [zeros_like_aval(v.aval) if ct is None else ct
+                 for v, ct in zip(eqn.outvars, cts_out)]
     rule = eqn.primitive.transpose
     if rule is None:
       raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) "

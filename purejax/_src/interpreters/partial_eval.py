@@ -221,7 +221,13 @@ def partial_eval_jaxpr(jaxpr, in_known, saveable=_always_saveable):
   known = {v for v, k in zip(jaxpr.invars, in_known) if k}
   is_known = lambda v: type(v) is Literal or v in known
   known_eqns, unknown_eqns = [], []
+  # A split may forward a known output from one of its inputs: later uses
+  # of that output read the input instead.
+  renamed = {}
   for eqn in jaxpr.eqns:
+    if renamed:
+      eqn = eqn.replace(invars=[renamed.get(v, v) if type(v) is not Literal else v
+                                for v in eqn.invars])
     ins_known = [is_known(v) for v in eqn.invars]
     if all(ins_known):
       known_eqns.append(eqn)
@@ -229,12 +235,18 @@ def partial_eval_jaxpr(jaxpr, in_known, saveable=_always_saveable):
       continue
     split = getattr(eqn.primitive, "partial_eval_jaxpr", None)
     if split is not None and any(ins_known):
-      known_eqn, unknown_eqn = split(eqn, ins_known, saveable)
+      known_eqn, unknown_eqn, *fwd = split(eqn, ins_known, saveable)
+      if fwd:
+        renamed.update(fwd[0])
       known_eqns.append(known_eqn)
       known.update(known_eqn.outvars)
       unknown_eqns.append(unknown_eqn)
     else:
       unknown_eqns.append(eqn)
+  if renamed:
+    jaxpr = Jaxpr(jaxpr.constvars, jaxpr.invars,
+                  [renamed.get(v, v) if type(v) is not Literal else v for v in jaxpr.outvars],
+                  jaxpr.eqns)
   out_known = [is_known(v) for v in jaxpr.outvars]
 
   # What the unknown side reads from the known side: saved, or recomputed.
@@ -316,6 +328,33 @@ def dce_jaxpr(jaxpr):
   if len(kept) == len(jaxpr.eqns):
     return jaxpr
   return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1])
+
+
+def dce_with_rules(jaxpr):
+  """``jaxpr`` (all outputs used) without its dead equations, where a
+  primitive with a ``dce(used_outputs, eqn)`` rule (a call) is pruned by it
+  to the outputs that are used and the inputs those need; also which of
+  ``jaxpr``'s invars are used.  Returns ``jaxpr`` itself when nothing
+  changes."""
+  used = {v for v in jaxpr.outvars if type(v) is not Literal}
+  kept, changed = [], False
+  for eqn in reversed(jaxpr.eqns):
+    used_outs = [v in used for v in eqn.outvars]
+    effectful = getattr(eqn.primitive, "effectful", False) or _params_have_effects(eqn)
+    if not any(used_outs) and not effectful:
+      changed = True
+      continue
+    rule = getattr(eqn.primitive, "dce", None)
+    if rule is not None:
+      new_eqn = rule(used_outs, eqn)
+      changed = changed or new_eqn is not eqn
+      eqn = new_eqn
+    kept.append(eqn)
+    used.update(v for v in eqn.invars if type(v) is not Literal)
+  used_invars = [v in used for v in jaxpr.invars]
+  if changed:
+    jaxpr = Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1])
+  return jaxpr, used_invars
 
 
 def _params_have_effects(eqn):
