@@ -408,6 +408,38 @@ def _attention_numpy(d):
   return lambda: _attention_fn(np, d["q"], d["k"], d["v"])
 
 
+# -- random_normal: 4M standard normal samples from one key -------------------
+
+def _random_normal_data(quick):
+  return {"n": 1000 if quick else 4_000_000, "seed": 0}
+
+
+def _random_normal_make(jax, jnp, d):
+  n = d["n"]
+  f, key = jax.jit(lambda k: jax.random.normal(k, (n,))), jax.random.PRNGKey(d["seed"])
+  return lambda: f(key)
+
+
+def _random_normal_numpy(d):
+  # The same stream in NumPy: Threefry-2x32 of the counters (0, i) under the
+  # key (0, seed), the xor of its two words, the top 23 bits as a float in
+  # [1, 2), then uniform in (-1, 1) and sqrt(2) erf_inv.
+  from purejax._src.lax.special_erf import erf_inv_np
+  from purejax._src.random.threefry import _threefry_numpy
+
+  n, seed = d["n"], np.uint32(d["seed"])
+
+  def run():
+    y1, y2 = _threefry_numpy(np.uint32(0), seed, np.zeros(n, np.uint32),
+                             np.arange(n, dtype=np.uint32))
+    bits = ((y1 ^ y2) >> np.uint32(9)) | np.uint32(0x3F800000)
+    lo = np.nextafter(np.float32(-1), np.float32(0))
+    u = bits.view(np.float32) - np.float32(1)
+    u = np.maximum(lo, u * (np.float32(1) - lo) + lo)
+    return np.float32(np.sqrt(2)) * erf_inv_np(u)
+  return run
+
+
 # -- per-call overheads and time to first result ------------------------------
 
 def _scalar_data(quick):
@@ -476,6 +508,8 @@ WORKLOADS = [
              _rnn_data, _rnn_make, _rnn_numpy, _rnn_check),
     Workload("attention", "softmax attention, seq 512, dim 64", STEADY, 1.0,
              _attention_data, _attention_make, _attention_numpy),
+    Workload("random_normal", "4M random.normal samples (float32)", STEADY, 1.0,
+             _random_normal_data, _random_normal_make, _random_normal_numpy),
     Workload("eager_add", "eager scalar add (dispatch)", OVERHEAD, 0.5,
              _scalar_data, _eager_add_make, _eager_add_numpy),
     Workload("jit_call", "call of a trivial jitted function", OVERHEAD, 0.5,

@@ -137,7 +137,26 @@ def _jvp(primals, tangents):
   return outs, [ad.Zero.from_primal_value(o) for o in outs]
 
 
-threefry2x32_p.c_code = None   # no C kernel yet: the compiled path runs the impl
+threefry2x32_p.c_code = None
+
+
+def _c_expansion(k1, k2, x1, x2):
+  """What compiled code computes: the cipher as lax uint32 ops on operands
+  broadcast to one shape (scalars stay scalars), so that it fuses into the
+  loops around it (see backends/cpu/expansion.py)."""
+  from purejax import lax
+  shape = np.broadcast_shapes(*(core.get_aval(a).shape for a in (k1, k2, x1, x2)))
+
+  def full(v):
+    vshape = core.get_aval(v).shape
+    if vshape in (shape, ()):
+      return v
+    return lax.broadcast_in_dim(v, shape, tuple(range(len(shape) - len(vshape), len(shape))))
+
+  return list(threefry2x32_lax(full(k1), full(k2), full(x1), full(x2)))
+
+
+threefry2x32_p.c_expansion = _c_expansion
 
 
 def threefry2x32(k1, k2, x1, x2):

@@ -8,7 +8,7 @@ propagate NaN and order -0.0 below +0.0.  ``OPS[name]`` is a pair
 ``(supports(in_dtypes, out_dtype, params), emit(ctx, args, in_dtypes,
 out_dtype, params))``; ``emit`` returns a C expression over the argument
 expressions and may declare temporaries with ``ctx.tmp(ctype, expr)``.
-float32 exp and log call the ``pj_`` helpers of ``prelude``; the other
+float32 exp, log and erf_inv call the ``pj_`` helpers of ``prelude``; the other
 transcendental functions are glibc's (through libmvec where it agrees with
 NumPy within 2 ulp).
 """
@@ -368,6 +368,30 @@ def _identity(ctx, args, ins, out, params):
   return args[0]
 
 
+def _bitcast_supports(ins, out, params):
+  # Same width only: the others change the shape (a trailing axis of pieces).
+  return (np.dtype(ins[0]).itemsize == np.dtype(out).itemsize
+          and _kind(ins[0]) in "iuf" and _kind(out) in "iuf")
+
+
+def _bitcast(ctx, args, ins, out, params):
+  a, = args
+  src, dst = ctype(ins[0]), ctype(out)
+  if src == dst:
+    return a
+  return f"({{ union {{ {src} s; {dst} d; }} c_ = {{ .s = {a} }}; c_.d; }})"
+
+
+def _erf_inv_supports(ins, out, params):
+  # float32 only: the float64 numerics use NumPy's log1p directly (its last
+  # bit is NumPy's own), so float64 stays a host step.
+  return np.dtype(ins[0]) == np.float32
+
+
+def _erf_inv(ctx, args, ins, out, params):
+  return f"pj_erf_invf({args[0]})"
+
+
 OPS = {
     "neg": (_numeric, _neg),
     "sign": (_numeric, _sign),
@@ -411,6 +435,8 @@ OPS = {
     "clamp": (_any, _clamp),
     "convert_element_type": (_any, _convert),
     "stop_gradient": (_any, _identity),
+    "bitcast_convert_type": (_bitcast_supports, _bitcast),
+    "erf_inv": (_erf_inv_supports, _erf_inv),
     "copy": (_any, _identity),
 }
 

@@ -70,6 +70,62 @@ static inline float pj_logf(float xf) {
 }
 """
 
+# log(1 - s) in double for s in [0, 1], vectorizable: 2 atanh(-s / (2 - s))
+# for s < 1/4; else 1 - s (exact for the float32 s erf_inv passes) split into
+# 2^e m with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh((m - 1) / (m + 1)),
+# e ln2 in two parts.  Against NumPy's float64 log1p(-s): at most 1 ulp
+# apart, and the same float32 rounding for every float32 s in [0, 1]
+# (checked exhaustively).
+PRELUDE += r"""
+static inline double pj_log1m(double s) {
+  const double t = -s / (2.0 - s);
+  const uint64_t u = pj_bits(1.0 - s);
+  const double m0 = pj_from_bits((u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+  const int big = m0 > 1.4142135623730951;
+  const double m = big ? m0 * 0.5 : m0;
+  const double e = (double)((int64_t)((u >> 52) & 0x7ff) - 1023 + big);
+  const int near = s < 0.25;
+  const double a = near ? t : (m - 1.0) / (m + 1.0), a2 = a * a;
+  const double q = 2.0 * a + 2.0 * a * a2 * (1.0 / 3 + a2 * (1.0 / 5 + a2 * (1.0 / 7
+      + a2 * (1.0 / 9 + a2 * (1.0 / 11 + a2 * (1.0 / 13 + a2 * (1.0 / 15 + a2 * (1.0 / 17
+      + a2 * (1.0 / 19 + a2 * (1.0 / 21))))))))));
+  const double y = near ? q : e * 6.93147180369123816490e-01 + (e * 1.90821492927058770002e-10 + q);
+  return s == 1.0 ? -INFINITY : y;
+}
+"""
+
+
+def _erf_inv_f32_source():
+  """float32 erf_inv, step for step as ``special_erf.erf_inv_np`` (and the
+  flush of subnormal results of special functions): each Horner step is a
+  float64 product of two floats (exact) plus a coefficient, rounded to
+  float64 and then to float32.  The kernels are compiled without FMA
+  contraction, so no step rounds differently."""
+  import numpy as np
+  from purejax._src.lax import special_erf
+
+  def lit(c):
+    return f"{float(np.float32(c)).hex()}"
+
+  small, large = special_erf._F32_SMALL, special_erf._F32_LARGE
+  steps = "\n".join(f"  p = (float)((double)p * w + (small ? {lit(a)} : {lit(b)}));"
+                     for a, b in zip(small[1:], large[1:]))
+  return rf"""
+static inline float pj_erf_invf(float x) {{
+  const float w0 = (float)(-pj_log1m((double)(x * x)));
+  const int small = w0 < 5.0f;
+  const double w = (double)(small ? w0 - 2.5f : sqrtf(w0) - 3.0f);
+  float p = small ? (float){lit(small[0])} : (float){lit(large[0])};
+{steps}
+  const float y = p * x, ax = fabsf(x);
+  const float r = ax == 1.0f ? x * INFINITY : ax > 1.0f ? NAN : y;
+  return fabsf(r) < 0x1p-126f ? r * 0.0f : r;
+}}
+"""
+
+
+PRELUDE += _erf_inv_f32_source()
+
 
 def vector_math_declarations():
   """``declare simd`` prototypes so that gcc vectorizes these calls through
