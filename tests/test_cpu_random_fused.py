@@ -139,6 +139,20 @@ def test_4m_normal_samples_run_without_host_steps():
   _assert_bits_equal([got], [expected])
 
 
+def test_sampling_in_a_scan_body_compiles_the_loop():
+  # With the cipher in C, a scan drawing fresh samples at every step has a
+  # body that compiles completely: the loop runs natively, not in NumPy.
+  def f(key, xs):
+    def body(c, i):
+      x = random.normal(random.fold_in(key, i), (256,))
+      return c + x.sum(), x[:3]
+    return lax.scan(body, np.float32(0), xs)
+  expected, got, plan = _run_both(f, random.PRNGKey(3), np.arange(10, dtype=np.int32))
+  _assert_bits_equal(got, expected)
+  assert _host_steps(plan) == []
+  assert any(s.describe().startswith("native: scan") for s in plan.steps)
+
+
 def test_threefry2x32_primitive_broadcasts_in_a_kernel():
   # Operands of different shapes broadcast together, as the impl does.
   rng = np.random.RandomState(1)

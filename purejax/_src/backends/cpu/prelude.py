@@ -78,14 +78,13 @@ static inline float pj_logf(float xf) {
 # (checked exhaustively).
 PRELUDE += r"""
 static inline double pj_log1m(double s) {
-  const double t = -s / (2.0 - s);
   const uint64_t u = pj_bits(1.0 - s);
   const double m0 = pj_from_bits((u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
   const int big = m0 > 1.4142135623730951;
   const double m = big ? m0 * 0.5 : m0;
   const double e = (double)((int64_t)((u >> 52) & 0x7ff) - 1023 + big);
   const int near = s < 0.25;
-  const double a = near ? t : (m - 1.0) / (m + 1.0), a2 = a * a;
+  const double a = (near ? -s : m - 1.0) / (near ? 2.0 - s : m + 1.0), a2 = a * a;
   const double q = 2.0 * a + 2.0 * a * a2 * (1.0 / 3 + a2 * (1.0 / 5 + a2 * (1.0 / 7
       + a2 * (1.0 / 9 + a2 * (1.0 / 11 + a2 * (1.0 / 13 + a2 * (1.0 / 15 + a2 * (1.0 / 17
       + a2 * (1.0 / 19 + a2 * (1.0 / 21))))))))));
