@@ -9,6 +9,7 @@ linalg_spectral (eigh, eig, svd); cholesky is here.
 import numpy as np
 
 from purejax._src import core
+from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_qr import (
     geqrf, geqrf_p, householder_product, householder_product_p, qr, qr_p)
@@ -36,6 +37,8 @@ def _cholesky_abstract_eval(x):
 def _cholesky_impl(x):
   # LAPACK reads the lower triangle; a matrix that is not positive definite
   # gives NaNs (as in JAX), not an error.
+  if lapack.available():
+    return lapack.potrf(x)
   work = x.astype(compute_dtype(x.dtype))
   try:
     return np.linalg.cholesky(work).astype(x.dtype)

@@ -6,6 +6,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src.interpreters import ad
+from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_solve import lu, lu_solve, take_rows, triangular_solve
 from purejax._src.lax.linalg_util import (
@@ -53,6 +54,8 @@ def _qr_impl(x, *, pivoting, full_matrices, use_magma):
   *batch, m, n = x.shape
   batch = tuple(batch)
   k = m if full_matrices else min(m, n)
+  if lapack.available() and m and n:
+    return lapack.qr(x, pivoting=pivoting, full_matrices=full_matrices)
   perm = None
   if pivoting:
     flat = flat_batch(x)
@@ -151,6 +154,8 @@ def _geqrf_impl(x):
   *batch, m, n = x.shape
   if m == 0 or n == 0 or not all(batch):
     return [x.copy(), np.zeros(tuple(batch) + (min(m, n),), x.dtype)]
+  if lapack.available():
+    return list(lapack.geqrf(x))
   h, taus = np.linalg.qr(x.astype(compute_dtype(x.dtype)), mode="raw")
   return [np.swapaxes(h, -1, -2).astype(x.dtype), taus.astype(x.dtype)]
 
@@ -188,6 +193,8 @@ def _householder_abstract_eval(a, taus):
 
 def _householder_impl(a, taus):
   # Q = H_0 H_1 ... H_{k-1} applied to I's first n columns, last reflector first.
+  if lapack.available():
+    return lapack.orgqr(a, taus)
   dtype = a.dtype
   work = compute_dtype(dtype)
   a, taus = a.astype(work), taus.astype(work)

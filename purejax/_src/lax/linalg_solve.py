@@ -14,7 +14,7 @@ from purejax._src import core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
 from purejax._src.interpreters.batching import not_mapped
-from purejax._src.lax import linalg_util
+from purejax._src.lax import lapack, linalg_util
 from purejax._src.lax.families import check_dtype, int_dtypes, standard_primitive
 from purejax._src.lax.linalg_util import (
     T, check_inexact, check_square, compute_dtype, flat_batch, front_batch_rule, jnp, lax,
@@ -62,6 +62,9 @@ def substitute(a, b, lower):
 
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
                            unit_diagonal):
+  if lapack.available():
+    return lapack.trsm(a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                       conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
   dtype = b.dtype
   work = compute_dtype(dtype)
   a, b = a.astype(work), b.astype(work)
@@ -213,6 +216,8 @@ def lu_decompose(x):
 
 
 def _lu_impl(x):
+  if lapack.available():
+    return list(lapack.getrf(x))
   return list(lu_decompose(x))
 
 
@@ -285,14 +290,7 @@ def _pivots_abstract_eval(pivots, *, permutation_size):
 
 
 def _pivots_impl(pivots, *, permutation_size):
-  batch, k = pivots.shape[:-1], pivots.shape[-1]
-  swaps = flat_batch(pivots, 1)
-  perm = np.tile(np.arange(permutation_size, dtype=np.int32), (swaps.shape[0], 1))
-  rows = np.arange(swaps.shape[0])
-  for i in range(k):
-    j = swaps[:, i]
-    perm[rows, i], perm[rows, j] = perm[rows, j].copy(), perm[rows, i].copy()
-  return perm.reshape(batch + (permutation_size,))
+  return lapack.permutation_from_pivots(np.asarray(pivots, np.int32), permutation_size)
 
 
 lu_pivots_to_permutation_p = standard_primitive(
@@ -372,7 +370,10 @@ def _tridiagonal_abstract_eval(dl, d, du, b, *, perturb_singular):
 
 
 def _tridiagonal_impl(dl, d, du, b, *, perturb_singular):
-  # The Thomas algorithm (no pivoting); perturb_singular nudges tiny pivots.
+  # LAPACK's gtsv (partial pivoting; NaNs where singular) as JAX's CPU; with
+  # perturb_singular the Thomas algorithm, which nudges tiny pivots.
+  if lapack.available() and not perturb_singular:
+    return lapack.gtsv(dl, d, du, b)
   dtype = b.dtype
   work = compute_dtype(dtype)
   dl, d, du, b = (v.astype(work) for v in (dl, d, du, b))

@@ -8,6 +8,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src.interpreters import ad
+from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_solve import solve
 from purejax._src.lax.linalg_util import (
@@ -60,6 +61,9 @@ def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index, algorith
 def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
   n = x.shape[-1]
   start, end = _subset(subset_by_index, n)
+  if lapack.available():
+    v, w = lapack.syevd(x, lower=lower)
+    return [v[..., start:end], w[..., start:end].astype(real_dtype(x.dtype))]
   w, v = np.linalg.eigh(x.astype(compute_dtype(x.dtype)), UPLO="L" if lower else "U")
   return [v[..., start:end].astype(x.dtype),
           w[..., start:end].astype(real_dtype(x.dtype))]
@@ -146,6 +150,10 @@ def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
               enable_eigvec_derivs, implementation):
   left, right = compute_left_eigenvectors, compute_right_eigenvectors
   nout = 1 + int(left) + int(right)
+  if lapack.available() and x.size:
+    with np.errstate(all="ignore"):
+      outs = lapack.geev(x, left=left, right=right)
+    return [o.astype(complex_dtype(x.dtype), copy=False) for o in outs]
   x = x.astype(compute_dtype(x.dtype))
   n = x.shape[-1]
   if x.size == 0:
@@ -258,6 +266,15 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     if full_matrices:
       return [s, eye(m, m), eye(n, n)]
     return [s, np.zeros(batch + (m, 0), dtype), np.zeros(batch + (0, n), dtype)]
+  if lapack.available():
+    outs = lapack.gesdd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+    s = outs[0][..., start:end].astype(real)
+    if not compute_uv:
+      return [s]
+    u, vh = outs[1], outs[2]
+    if subset_by_index is not None:
+      u, vh = u[..., :, start:end], vh[..., start:end, :]
+    return [s, u, vh]
   x = x.astype(compute_dtype(dtype))
   if not compute_uv:
     return [np.linalg.svd(x, compute_uv=False)[..., start:end].astype(real)]

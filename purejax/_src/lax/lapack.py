@@ -1,0 +1,597 @@
+"""LAPACK (and BLAS trsm) of SciPy's ``cython_lapack``/``cython_blas``, called
+through ctypes: the implementations of the lax.linalg primitives, eager and
+as the host steps of compiled code alike.
+
+Each primitive makes one library call per matrix of its batch, on the
+routine JAX's CPU backend calls with the same arguments (getrf, trsm, potrf,
+geqrf/geqp3 + orgqr/ungqr, syevd/heevd, gesdd, geev, gtsv), so results follow
+LAPACK's conventions for pivots and signs.  Like JAX, the matrices are handed
+over in column-major order (one transposing copy in, one out).
+
+Threads: a call large enough to profit runs on OpenBLAS's own threads (all
+the cores); a small one runs in the calling thread only, so the pool is not
+woken.  OpenBLAS's idle threads spin for a while (``thread_timeout``) after a
+call, taking cores from the OpenMP threads of the next compiled kernel; the
+first load of SciPy's OpenBLAS through ``scipy_linalg`` sets a short spin
+(``OPENBLAS_THREAD_TIMEOUT``) unless the user chose one.
+
+Without SciPy, ``available()`` is False and the primitives keep their NumPy
+implementations.
+"""
+import ctypes
+import functools
+import os
+import sys
+from collections import Counter
+
+import numpy as np
+
+# OpenBLAS's idle threads spin for 2**THREAD_TIMEOUT cycles (about 0.3 ms)
+# before they sleep, instead of its default 2**28 (about 0.1 s).
+THREAD_TIMEOUT = "20"
+# Calls of fewer multiply-adds than this run in the calling thread alone.
+PARALLEL_MIN_FLOPS = 1 << 22
+
+# routine name -> number of calls made (the tests count library calls).
+calls = Counter()
+
+_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+           np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def scipy_linalg():
+  """``scipy.linalg`` (None without SciPy); the first import of SciPy's
+  OpenBLAS from here gives its idle threads a short spin."""
+  if "scipy.linalg" not in sys.modules:
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT)
+  try:
+    import scipy.linalg
+    from scipy.linalg import cython_blas, cython_lapack   # noqa: F401
+  except ImportError:
+    return None
+  return scipy.linalg
+
+
+_missing = []
+
+
+def available():
+  """Whether SciPy's LAPACK can be called (a None in ``sys.modules``, as a
+  test puts there to hide SciPy, counts as missing)."""
+  mod = sys.modules.get("scipy.linalg", False)
+  if mod is False and not _missing:
+    if scipy_linalg() is None:
+      _missing.append(True)
+    return not _missing
+  return mod is not None and mod is not False
+
+
+def capsule_address(module, name):
+  """The address of the function ``name`` exported (as a PyCapsule) by
+  ``scipy.linalg.<module>``."""
+  scipy_linalg()
+  mod = getattr(sys.modules["scipy.linalg"], module)
+  capsule = mod.__pyx_capi__[name]
+  get_name = ctypes.pythonapi.PyCapsule_GetName
+  get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+  get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+  get_pointer.restype = ctypes.c_void_p
+  get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+  return get_pointer(capsule, get_name(capsule))
+
+
+@functools.lru_cache(maxsize=None)
+def _routine(name, nargs):
+  module = "cython_blas" if name[1:] == "trsm" else "cython_lapack"
+  # Every argument is a pointer (Fortran passes by reference); ctypes lets
+  # go of the GIL during the call.
+  return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(capsule_address(module, name))
+
+
+def _call(name, *args):
+  calls[name] += 1
+  _routine(name, len(args))(*args)
+
+
+@functools.lru_cache(maxsize=None)
+def _threads_setter():
+  """OpenBLAS's per-thread thread count setter in SciPy's OpenBLAS, or None."""
+  import glob
+  if scipy_linalg() is None:
+    return None
+  scipy = sys.modules["scipy"]
+  libs = os.path.dirname(scipy.__file__) + ".libs"
+  for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*.so*"))) + [None]:
+    try:
+      fn = ctypes.CDLL(path).openblas_set_num_threads_local
+    except (OSError, AttributeError):
+      continue
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+    return fn
+  return None
+
+
+class _threads:
+  """OpenBLAS's threads for a call of ``flops`` multiply-adds in all, or
+  the calling thread alone for a small one."""
+  __slots__ = ("_saved", "_single")
+
+  def __init__(self, flops):
+    self._single = flops < PARALLEL_MIN_FLOPS
+
+  def __enter__(self):
+    setter = _threads_setter() if self._single else None
+    self._saved = setter(1) if setter is not None else None
+
+  def __exit__(self, *exc):
+    if self._saved is not None:
+      _threads_setter()(self._saved)
+
+
+# -- arguments -----------------------------------------------------------------------
+
+_CHARS = {c: ctypes.create_string_buffer(c.encode()) for c in "NTCLURSAVU"}
+
+
+def _char(c):
+  return ctypes.addressof(_CHARS[c])
+
+
+class _Ints:
+  """Integer arguments, passed by reference from one int32 buffer."""
+  __slots__ = ("buf", "base")
+
+  def __init__(self, *values):
+    self.buf = np.array(values + (0,), np.int32)
+    self.base = self.buf.ctypes.data
+
+  def __getitem__(self, i):
+    return self.base + 4 * i
+
+  @property
+  def info(self):   # the last slot
+    return self.base + 4 * (len(self.buf) - 1)
+
+  def info_value(self):
+    return int(self.buf[-1])
+
+
+def _ptr(a):
+  return a.ctypes.data
+
+
+def work_dtype(dtype):
+  """The dtype LAPACK computes ``dtype`` in (16-bit floats in float32)."""
+  dtype = np.dtype(dtype)
+  if dtype.kind == "f" and dtype.itemsize < 4:
+    return np.dtype(np.float32)
+  if dtype not in _PREFIX:
+    return np.dtype(np.float64)
+  return dtype
+
+
+def real_of(dtype):
+  single = np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.complex64))
+  return np.dtype(np.float32) if single else np.dtype(np.float64)
+
+
+def to_columns(x, dtype):
+  """x (..., m, n) as a contiguous (count, n, m) array: each matrix in
+  column-major order, converted to ``dtype``."""
+  flat = x.reshape((-1,) + x.shape[-2:]) if x.ndim > 2 else x[None]
+  # Always a copy: LAPACK overwrites it.
+  return np.array(np.swapaxes(flat, -1, -2), dtype=dtype, order="C", copy=True)
+
+
+def from_columns(t, batch, dtype):
+  """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major."""
+  out = np.ascontiguousarray(np.swapaxes(t, -1, -2), dtype=dtype)
+  return out.reshape(tuple(batch) + out.shape[-2:])
+
+
+def _stride(a):
+  return a.strides[0] if a.ndim and a.shape[0] else 0
+
+
+def _fail_nan(arrays, bad):
+  """Sets every matrix ``bad`` (a boolean per batch entry) marks to NaN."""
+  if bad.any():
+    for a in arrays:
+      a[bad] = np.nan
+
+
+
+
+# -- getrf: LU with partial pivoting ---------------------------------------------------
+
+def permutation_from_pivots(pivots, size):
+  """The row permutation of LAPACK-style swaps ``pivots`` (0-based, (..., k))."""
+  batch, k = pivots.shape[:-1], pivots.shape[-1]
+  swaps = pivots.reshape(-1, k)
+  count = swaps.shape[0]
+  if count == 1:
+    perm = list(range(size))
+    for i, j in enumerate(swaps[0].tolist()):
+      perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm, np.int32).reshape(batch + (size,))
+  perm = np.tile(np.arange(size, dtype=np.int32), (count, 1))
+  rows = np.arange(count)
+  for i in range(k):
+    j = swaps[:, i]
+    perm[rows, i], perm[rows, j] = perm[rows, j].copy(), perm[rows, i].copy()
+  return perm.reshape(batch + (size,))
+
+
+def getrf(x):
+  """(lu, pivots, permutation) of x (..., m, n): P x = L U, with 0-based
+  int32 pivots.  A singular matrix factorizes (zeros on U's diagonal)."""
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  work = work_dtype(x.dtype)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  pivots = np.zeros((count, k), np.int32)
+  if k and count:
+    ints = _Ints(m, n, max(1, m))
+    name = _PREFIX[work] + "getrf"
+    with _threads(count * m * n * k):
+      for i in range(count):
+        _call(name, ints[0], ints[1], _ptr(t) + i * _stride(t), ints[2],
+              _ptr(pivots) + i * _stride(pivots), ints.info)
+    pivots -= 1
+  pivots = pivots.reshape(batch + (k,))
+  return (from_columns(t, batch, x.dtype), pivots, permutation_from_pivots(pivots, m))
+
+
+# -- trsm: triangular solves -------------------------------------------------------------
+
+def trsm(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+  """op(a) x = b (left_side) or x op(a) = b for the ``lower`` (else upper)
+  triangle of a; a (..., m, m), b (..., m, n) or (..., n, m)."""
+  batch, (m, n) = b.shape[:-2], b.shape[-2:]
+  work = work_dtype(b.dtype)
+  if conjugate_a and not transpose_a:
+    a = np.conj(a)   # BLAS conjugates only with the transpose
+  trans = ("C" if conjugate_a else "T") if transpose_a else "N"
+  ac, bc = to_columns(a, work), to_columns(b, work)
+  count = bc.shape[0]
+  if m and n and count:
+    ints = _Ints(m, n, a.shape[-1], m)
+    one = np.ones(1, work)
+    name = _PREFIX[work] + "trsm"
+    args = (_char("L" if left_side else "R"), _char("L" if lower else "U"), _char(trans),
+            _char("U" if unit_diagonal else "N"), ints[0], ints[1], _ptr(one))
+    with _threads(count * m * n * a.shape[-1]):
+      for i in range(count):
+        _call(name, *args, _ptr(ac) + i * _stride(ac), ints[2],
+              _ptr(bc) + i * _stride(bc), ints[3])
+  return from_columns(bc, batch, b.dtype)
+
+
+# -- potrf: Cholesky -------------------------------------------------------------------
+
+def potrf(x):
+  """The lower Cholesky factor of each matrix of x (reading its lower
+  triangle), zeros above the diagonal; NaNs where x is not positive definite."""
+  batch, n = x.shape[:-2], x.shape[-1]
+  work = work_dtype(x.dtype)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  bad = np.zeros(count, bool)
+  if n and count:
+    ints = _Ints(n, n)
+    name = _PREFIX[work] + "potrf"
+    with _threads(count * n ** 3 // 3):
+      for i in range(count):
+        _call(name, _char("L"), ints[0], _ptr(t) + i * _stride(t), ints[1], ints.info)
+        bad[i] = ints.info_value() != 0
+  out = np.tril(from_columns(t, batch, work))
+  _fail_nan([out.reshape((-1, n, n))], bad)
+  return out.astype(x.dtype, copy=False)
+
+
+# -- QR: geqrf / geqp3 and orgqr / ungqr -------------------------------------------------
+
+def _size(buf, prefix):
+  """A workspace size LAPACK wrote as the first float of ``buf`` (with a
+  margin: a large one may have been rounded down to a float32)."""
+  first = float(buf.view(np.float32 if prefix in "sc" else np.float64)[0])
+  return max(1, int(first * (1 + 2 ** -20)) + 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _lwork(name, *key):
+  """The optimal workspace size(s) a query (lwork = -1) reports for
+  ``name`` with the leading arguments ``key`` (chars as str, ints as int)."""
+  base = name[1:]
+  dummy = np.zeros(4, np.complex128)
+  size = np.zeros(4, np.complex128)     # work[0], complex wide enough
+  p = _ptr(dummy)
+  ints = _Ints(*[v for v in key if isinstance(v, int)], -1, -1, -1)
+  iv = [v for v in key if isinstance(v, int)]
+  lw = ints[len(iv)]
+  if base == "geqrf":        # m, n
+    _call(name, ints[0], ints[1], p, ints[0], p, _ptr(size), lw, ints.info)
+  elif base == "geqp3":
+    extra = (p,) if name[0] in "cz" else ()
+    _call(name, ints[0], ints[1], p, ints[0], p, p, _ptr(size), lw, *extra, ints.info)
+  elif base in ("orgqr", "ungqr"):   # m, n, k
+    _call(name, ints[0], ints[1], ints[2], p, ints[0], p, _ptr(size), lw, ints.info)
+  elif base in ("syevd", "heevd"):   # uplo, n
+    sizes = np.zeros(3, np.complex128)
+    iw = np.zeros(2, np.int32)
+    if base == "syevd":
+      _call(name, _char("V"), _char(key[0]), ints[0], p, ints[0], p, _ptr(size), lw,
+            _ptr(iw), lw, ints.info)
+      return _size(size, name[0]), 0, max(1, int(iw[0]))
+    _call(name, _char("V"), _char(key[0]), ints[0], p, ints[0], p, _ptr(size), lw,
+          _ptr(sizes), lw, _ptr(iw), lw, ints.info)
+    return _size(size, name[0]), _size(sizes, name[0]), max(1, int(iw[0]))
+  elif base == "gesdd":      # jobz, m, n, ldu, ldvt
+    m, n, ldu, ldvt = iv
+    extra = (p,) if name[0] in "cz" else ()
+    _call(name, _char(key[0]), ints[0], ints[1], p, ints[0], p, p, ints[2], p, ints[3],
+          _ptr(size), lw, *extra, p, ints.info)
+  elif base == "geev":       # jobvl, jobvr, n
+    if name[0] in "cz":
+      _call(name, _char(key[0]), _char(key[1]), ints[0], p, ints[0], p, p, ints[0], p,
+            ints[0], _ptr(size), lw, p, ints.info)
+    else:
+      _call(name, _char(key[0]), _char(key[1]), ints[0], p, ints[0], p, p, p, ints[0], p,
+            ints[0], _ptr(size), lw, ints.info)
+  else:
+    raise ValueError(name)
+  return _size(size, name[0])
+
+
+def geqrf(x):
+  """(a, taus): R on and above a's diagonal, the Householder vectors below."""
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  work = work_dtype(x.dtype)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  taus = np.zeros((count, k), work)
+  if k and count:
+    _geqrf_into(t, taus, m, n, work)
+  return from_columns(t, batch, x.dtype), taus.reshape(batch + (k,)).astype(x.dtype)
+
+
+def _geqrf_into(t, taus, m, n, work, jpvt=None):
+  name = _PREFIX[work] + ("geqrf" if jpvt is None else "geqp3")
+  lwork = _lwork(name, m, n)
+  buf = np.empty(lwork, work)
+  ints = _Ints(m, n, lwork)
+  extra = (np.empty(2 * n, real_of(work)),) if (jpvt is not None and work.kind == "c") \
+      else ()
+  with _threads(t.shape[0] * m * n * min(m, n)):
+    for i in range(t.shape[0]):
+      a, tau = _ptr(t) + i * _stride(t), _ptr(taus) + i * _stride(taus)
+      if jpvt is None:
+        _call(name, ints[0], ints[1], a, ints[0], tau, _ptr(buf), ints[2], ints.info)
+      else:
+        _call(name, ints[0], ints[1], a, ints[0], _ptr(jpvt) + i * _stride(jpvt), tau,
+              _ptr(buf), ints[2], *[_ptr(e) for e in extra], ints.info)
+
+
+def _orgqr_into(t, taus, m, n, k, work):
+  """Q's first n columns (in place of t, (count, n, m)) from k reflectors."""
+  name = _PREFIX[work] + ("ungqr" if work.kind == "c" else "orgqr")
+  lwork = _lwork(name, m, n, k)
+  buf = np.empty(lwork, work)
+  ints = _Ints(m, n, k, lwork)
+  with _threads(t.shape[0] * m * n * k):
+    for i in range(t.shape[0]):
+      _call(name, ints[0], ints[1], ints[2], _ptr(t) + i * _stride(t), ints[0],
+            _ptr(taus) + i * _stride(taus), _ptr(buf), ints[3], ints.info)
+
+
+def orgqr(a, taus):
+  """The Q (shape of a, m >= n) of the reflectors below a's diagonal."""
+  batch, (m, n), k = a.shape[:-2], a.shape[-2:], taus.shape[-1]
+  work = work_dtype(a.dtype)
+  t = to_columns(a, work)
+  if t.shape[0] and m and n:
+    tau = np.ascontiguousarray(taus.reshape(-1, k), dtype=work)
+    if k == 0:
+      t[:] = np.eye(n, m, dtype=work)
+    else:
+      _orgqr_into(t, tau, m, n, k, work)
+  else:
+    t[:] = np.eye(n, m, dtype=work)
+  return from_columns(t, batch, a.dtype)
+
+
+def qr(x, *, pivoting, full_matrices):
+  """[q, r] (and the column permutation when ``pivoting``) as JAX's CPU
+  computes them: geqrf (geqp3) then orgqr/ungqr."""
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  qcols = m if full_matrices else k
+  work = work_dtype(x.dtype)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  taus = np.zeros((count, k), work)
+  jpvt = np.zeros((count, n), np.int32) if pivoting else None
+  if k and count:
+    _geqrf_into(t, taus, m, n, work, jpvt)
+  r = np.triu(from_columns(t, batch, work))[..., :qcols, :]
+  if qcols > n:   # Q's columns beyond n need room in the reflectors' array
+    q = np.zeros((count, qcols, m), work)
+    q[:, :n, :] = t
+  else:
+    q = t[:, :qcols, :].copy()
+  if count and m:
+    if k:
+      _orgqr_into(q, taus, m, qcols, k, work)
+    else:
+      q[:] = np.eye(qcols, m, dtype=work)
+  outs = [from_columns(q, batch, x.dtype), r.astype(x.dtype, copy=False)]
+  if pivoting:
+    if not k:
+      jpvt[:] = np.arange(1, n + 1, dtype=np.int32)
+    outs.append((jpvt - 1).reshape(batch + (n,)))
+  return outs
+
+
+# -- syevd / heevd: Hermitian eigendecomposition ------------------------------------------
+
+def syevd(x, *, lower):
+  """(v, w): eigenvectors (columns) and ascending eigenvalues of each
+  Hermitian matrix of x, reading its lower (else upper) triangle; NaNs
+  where LAPACK fails to converge."""
+  batch, n = x.shape[:-2], x.shape[-1]
+  work = work_dtype(x.dtype)
+  real = real_of(work)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  w = np.zeros((count, n), real)
+  bad = np.zeros(count, bool)
+  if n and count:
+    uplo = "L" if lower else "U"
+    complex_ = work.kind == "c"
+    name = _PREFIX[work] + ("heevd" if complex_ else "syevd")
+    lwork, lrwork, liwork = _lwork(name, uplo, n)
+    buf, iwork = np.empty(max(1, lwork), work), np.empty(liwork, np.int32)
+    rwork = np.empty(max(1, lrwork), real)
+    ints = _Ints(n, max(1, lwork), max(1, lrwork), liwork)
+    with _threads(count * n ** 3):
+      for i in range(count):
+        a, wi = _ptr(t) + i * _stride(t), _ptr(w) + i * _stride(w)
+        head = (_char("V"), _char(uplo), ints[0], a, ints[0], wi, _ptr(buf), ints[1])
+        if complex_:
+          _call(name, *head, _ptr(rwork), ints[2], _ptr(iwork), ints[3], ints.info)
+        else:
+          _call(name, *head, _ptr(iwork), ints[3], ints.info)
+        bad[i] = ints.info_value() != 0
+  _fail_nan([t, w], bad)
+  return from_columns(t, batch, x.dtype), w.reshape(batch + (n,))
+
+
+# -- gesdd: singular value decomposition ---------------------------------------------------
+
+def gesdd(x, *, full_matrices, compute_uv):
+  """[s] or [s, u, vh] of each matrix of x (divide and conquer); NaNs where
+  LAPACK fails."""
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  work = work_dtype(x.dtype)
+  real = real_of(work)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  jobz = ("A" if full_matrices else "S") if compute_uv else "N"
+  ucols, vrows = (m, n) if full_matrices else (k, k)
+  s = np.zeros((count, k), real)
+  u = np.zeros((count, ucols, m) if compute_uv else (1, 1, 1), work)
+  vt = np.zeros((count, n, vrows) if compute_uv else (1, 1, 1), work)
+  bad = np.zeros(count, bool)
+  if k and count:
+    complex_ = work.kind == "c"
+    name = _PREFIX[work] + "gesdd"
+    ldu, ldvt = (m, vrows) if compute_uv else (1, 1)
+    lwork = _lwork(name, jobz, m, n, ldu, ldvt)
+    buf = np.empty(lwork, work)
+    iwork = np.empty(8 * k, np.int32)
+    mx = max(m, n)
+    rwork = np.empty(max(7 * k, 5 * k * k + 7 * k, 2 * mx * k + 2 * k * k + k) if complex_
+                     else 1, real)
+    ints = _Ints(m, n, ldu, ldvt, lwork)
+    with _threads(count * m * n * k):
+      for i in range(count):
+        ui = _ptr(u) + i * _stride(u) if compute_uv else _ptr(u)
+        vi = _ptr(vt) + i * _stride(vt) if compute_uv else _ptr(vt)
+        extra = (_ptr(rwork),) if complex_ else ()
+        _call(name, _char(jobz), ints[0], ints[1], _ptr(t) + i * _stride(t), ints[0],
+              _ptr(s) + i * _stride(s), ui, ints[2], vi, ints[3], _ptr(buf), ints[4],
+              *extra, _ptr(iwork), ints.info)
+        bad[i] = ints.info_value() != 0
+  _fail_nan([s] + ([u, vt] if compute_uv else []), bad)
+  s = s.reshape(batch + (k,))
+  if not compute_uv:
+    return [s]
+  return [s, from_columns(u, batch, x.dtype), from_columns(vt, batch, x.dtype)]
+
+
+# -- geev: general eigendecomposition --------------------------------------------------------
+
+def _unpack_real_vectors(v, wi):
+  """geev's real eigenvectors (count, n columns, n) as complex ones: a
+  conjugate pair's columns j, j+1 hold the real and imaginary parts."""
+  out = v.astype(np.result_type(v.dtype, np.complex64))
+  first = (wi > 0) & (np.arange(wi.shape[-1]) < wi.shape[-1] - 1)
+  for c, j in zip(*np.nonzero(first)):
+    re, im = v[c, j], v[c, j + 1]
+    out[c, j] = re + 1j * im
+    out[c, j + 1] = re - 1j * im
+  return out
+
+
+def geev(x, *, left, right):
+  """[w] + [vl] + [vr] (as requested) of each square matrix of x, complex,
+  with geev's normalization; NaNs where LAPACK fails."""
+  batch, n = x.shape[:-2], x.shape[-1]
+  work = work_dtype(x.dtype)
+  cdtype = np.dtype(np.complex64) if real_of(work) == np.float32 else \
+      np.dtype(np.complex128)
+  t = to_columns(x, work)
+  count = t.shape[0]
+  complex_ = work.kind == "c"
+  w = np.zeros((count, n), cdtype)
+  wr, wi = np.zeros((count, n), work), np.zeros((count, n), work)
+  vl = np.zeros((count, n, n) if left else (1, 1, 1), work)
+  vr = np.zeros((count, n, n) if right else (1, 1, 1), work)
+  bad = np.zeros(count, bool)
+  if n and count:
+    jl, jr = "V" if left else "N", "V" if right else "N"
+    name = _PREFIX[work] + "geev"
+    lwork = _lwork(name, jl, jr, n)
+    buf = np.empty(lwork, work)
+    rwork = np.empty(2 * n, real_of(work))
+    ints = _Ints(n, n if left else 1, n if right else 1, lwork)
+    with _threads(count * n ** 3):
+      for i in range(count):
+        a = _ptr(t) + i * _stride(t)
+        li = _ptr(vl) + i * _stride(vl) if left else _ptr(vl)
+        ri = _ptr(vr) + i * _stride(vr) if right else _ptr(vr)
+        if complex_:
+          _call(name, _char(jl), _char(jr), ints[0], a, ints[0], _ptr(w) + i * _stride(w),
+                li, ints[1], ri, ints[2], _ptr(buf), ints[3], _ptr(rwork), ints.info)
+        else:
+          _call(name, _char(jl), _char(jr), ints[0], a, ints[0], _ptr(wr) + i * _stride(wr),
+                _ptr(wi) + i * _stride(wi), li, ints[1], ri, ints[2], _ptr(buf), ints[3],
+                ints.info)
+        bad[i] = ints.info_value() != 0
+  if not complex_:
+    w = (wr + 1j * wi).astype(cdtype)
+    vl = _unpack_real_vectors(vl, wi) if left else vl
+    vr = _unpack_real_vectors(vr, wi) if right else vr
+  outs = [w] + ([vl.astype(cdtype, copy=False)] if left else []) + \
+      ([vr.astype(cdtype, copy=False)] if right else [])
+  _fail_nan(outs, bad)
+  return [outs[0].reshape(batch + (n,))] + [from_columns(v, batch, cdtype) for v in outs[1:]]
+
+
+# -- gtsv: tridiagonal solve ---------------------------------------------------------------
+
+def gtsv(dl, d, du, b):
+  """x with A x = b for the tridiagonal A of sub-diagonal dl (dl[..., 0]
+  unused), diagonal d and super-diagonal du (du[..., -1] unused); Gaussian
+  elimination with partial pivoting; NaNs where A is singular."""
+  batch, (m, k) = b.shape[:-2], b.shape[-2:]
+  work = work_dtype(b.dtype)
+  flat = lambda v: np.array(v.reshape(-1, m), dtype=work, order="C", copy=True)
+  lo, diag, up = flat(dl)[:, 1:].copy(), flat(d), flat(du)[:, :-1].copy()
+  bc = to_columns(b, work)
+  count = bc.shape[0]
+  bad = np.zeros(count, bool)
+  if m and k and count:
+    ints = _Ints(m, k)
+    name = _PREFIX[work] + "gtsv"
+    with _threads(0):
+      for i in range(count):
+        _call(name, ints[0], ints[1], _ptr(lo) + i * _stride(lo),
+              _ptr(diag) + i * _stride(diag), _ptr(up) + i * _stride(up),
+              _ptr(bc) + i * _stride(bc), ints[0], ints.info)
+        bad[i] = ints.info_value() != 0
+  _fail_nan([bc], bad)
+  return from_columns(bc, batch, b.dtype)
