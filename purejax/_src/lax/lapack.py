@@ -10,10 +10,12 @@ over in column-major order (one transposing copy in, one out).
 
 Threads: a call large enough to profit runs on OpenBLAS's own threads (all
 the cores); a small one runs in the calling thread only, so the pool is not
-woken.  OpenBLAS's idle threads spin for a while (``thread_timeout``) after a
-call, taking cores from the OpenMP threads of the next compiled kernel; the
-first load of SciPy's OpenBLAS through ``scipy_linalg`` sets a short spin
-(``OPENBLAS_THREAD_TIMEOUT``) unless the user chose one.
+woken.  OpenBLAS's idle threads spin for a while (``thread_timeout``, 0.1 s
+by default) after a call, taking cores from the OpenMP threads of the next
+compiled kernel; importing purejax asks for a short spin instead, through
+``OPENBLAS_THREAD_TIMEOUT`` (unless the user chose a value), which the
+OpenBLAS of SciPy reads when it is loaded (by scipy.linalg or
+scipy.special) after purejax.
 
 Without SciPy, ``available()`` is False and the primitives keep their NumPy
 implementations.
@@ -32,18 +34,20 @@ THREAD_TIMEOUT = "20"
 # Calls of fewer multiply-adds than this run in the calling thread alone.
 PARALLEL_MIN_FLOPS = 1 << 22
 
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT)
+
 # routine name -> number of calls made (the tests count library calls).
 calls = Counter()
+# A function giving (compiled batch loop, OpenMP threads) or None; the C
+# backend sets it (backends/cpu/lapack_loop.py).  Without it: a Python loop.
+batch_loop_provider = None
 
 _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
 
 
 def scipy_linalg():
-  """``scipy.linalg`` (None without SciPy); the first import of SciPy's
-  OpenBLAS from here gives its idle threads a short spin."""
-  if "scipy.linalg" not in sys.modules:
-    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT)
+  """``scipy.linalg`` with its BLAS and LAPACK (None without SciPy)."""
   try:
     import scipy.linalg
     from scipy.linalg import cython_blas, cython_lapack   # noqa: F401
@@ -66,6 +70,7 @@ def available():
   return mod is not None and mod is not False
 
 
+@functools.lru_cache(maxsize=None)
 def capsule_address(module, name):
   """The address of the function ``name`` exported (as a PyCapsule) by
   ``scipy.linalg.<module>``."""
@@ -80,17 +85,81 @@ def capsule_address(module, name):
   return get_pointer(capsule, get_name(capsule))
 
 
+def _module(name):
+  return "cython_blas" if name[1:] == "trsm" else "cython_lapack"
+
+
 @functools.lru_cache(maxsize=None)
 def _routine(name, nargs):
-  module = "cython_blas" if name[1:] == "trsm" else "cython_lapack"
   # Every argument is a pointer (Fortran passes by reference); ctypes lets
   # go of the GIL during the call.
-  return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(capsule_address(module, name))
+  return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(
+      capsule_address(_module(name), name))
 
 
 def _call(name, *args):
   calls[name] += 1
   _routine(name, len(args))(*args)
+
+
+class _Work:
+  """A workspace argument: one buffer of ``size`` elements per thread."""
+  __slots__ = ("size", "dtype")
+
+  def __init__(self, size, dtype):
+    self.size, self.dtype = max(1, int(size)), np.dtype(dtype)
+
+
+def _each(a):
+  """The argument ``a[i]`` for the i-th call (a batch's leading axis)."""
+  return (a.ctypes.data, a.strides[0] if a.shape[0] > 1 else 0)
+
+
+def _run(name, count, args, flops):
+  """Calls ``name`` on each of ``count`` matrices.  ``args``: an int (one
+  address for every call), ``_each(array)`` or a ``_Work``.  ``flops``, the
+  multiply-adds of one call, picks the threads: OpenBLAS's for a large
+  call, else the calling thread, the calls spread over OpenMP threads when
+  the compiled loop is there."""
+  if not count:
+    return
+  loop = batch_loop_provider() if batch_loop_provider is not None else None
+  small = flops < PARALLEL_MIN_FLOPS
+  threads = loop[1] if (loop is not None and small and count > 1) else 1
+  threads = max(1, min(threads, count))
+  bases, strides, per_thread, keep = [], [], [], []
+  for a in args:
+    if type(a) is _Work:
+      # Each thread's buffer 64-byte aligned, as a fresh allocation is
+      # (some kernels round differently on unaligned data).
+      row = -(-a.size * a.dtype.itemsize // 64) * 64
+      buf = np.empty(threads * row + 64, np.uint8)
+      keep.append(buf)
+      bases.append(buf.ctypes.data + (-buf.ctypes.data) % 64)
+      strides.append(row)
+      per_thread.append(1)
+    elif type(a) is tuple:
+      bases.append(a[0])
+      strides.append(a[1])
+      per_thread.append(0)
+    else:
+      bases.append(a)
+      strides.append(0)
+      per_thread.append(0)
+  calls[name] += count
+  if loop is not None:
+    n = len(args)
+    setter = _threads_setter()
+    setter_address = ctypes.cast(setter, ctypes.c_void_p).value if setter else None
+    with _threads(flops if threads == 1 else 0):
+      loop[0](capsule_address(_module(name), name), n, count,
+              (ctypes.c_void_p * n)(*bases), (ctypes.c_int64 * n)(*strides),
+              (ctypes.c_int * n)(*per_thread), threads, setter_address)
+    return
+  fn = _routine(name, len(args))
+  with _threads(flops):
+    for i in range(count):
+      fn(*[b if p else b + i * st for b, st, p in zip(bases, strides, per_thread)])
 
 
 @functools.lru_cache(maxsize=None)
@@ -152,9 +221,6 @@ class _Ints:
   def info(self):   # the last slot
     return self.base + 4 * (len(self.buf) - 1)
 
-  def info_value(self):
-    return int(self.buf[-1])
-
 
 def _ptr(a):
   return a.ctypes.data
@@ -187,10 +253,6 @@ def from_columns(t, batch, dtype):
   """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major."""
   out = np.ascontiguousarray(np.swapaxes(t, -1, -2), dtype=dtype)
   return out.reshape(tuple(batch) + out.shape[-2:])
-
-
-def _stride(a):
-  return a.strides[0] if a.ndim and a.shape[0] else 0
 
 
 def _fail_nan(arrays, bad):
@@ -233,11 +295,9 @@ def getrf(x):
   pivots = np.zeros((count, k), np.int32)
   if k and count:
     ints = _Ints(m, n, max(1, m))
-    name = _PREFIX[work] + "getrf"
-    with _threads(count * m * n * k):
-      for i in range(count):
-        _call(name, ints[0], ints[1], _ptr(t) + i * _stride(t), ints[2],
-              _ptr(pivots) + i * _stride(pivots), ints.info)
+    info = np.zeros(count, np.int32)
+    _run(_PREFIX[work] + "getrf", count,
+         [ints[0], ints[1], _each(t), ints[2], _each(pivots), _each(info)], m * n * k)
     pivots -= 1
   pivots = pivots.reshape(batch + (k,))
   return (from_columns(t, batch, x.dtype), pivots, permutation_from_pivots(pivots, m))
@@ -258,13 +318,10 @@ def trsm(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   if m and n and count:
     ints = _Ints(m, n, a.shape[-1], m)
     one = np.ones(1, work)
-    name = _PREFIX[work] + "trsm"
-    args = (_char("L" if left_side else "R"), _char("L" if lower else "U"), _char(trans),
-            _char("U" if unit_diagonal else "N"), ints[0], ints[1], _ptr(one))
-    with _threads(count * m * n * a.shape[-1]):
-      for i in range(count):
-        _call(name, *args, _ptr(ac) + i * _stride(ac), ints[2],
-              _ptr(bc) + i * _stride(bc), ints[3])
+    args = [_char("L" if left_side else "R"), _char("L" if lower else "U"), _char(trans),
+            _char("U" if unit_diagonal else "N"), ints[0], ints[1], _ptr(one),
+            _each(ac), ints[2], _each(bc), ints[3]]
+    _run(_PREFIX[work] + "trsm", count, args, m * n * a.shape[-1])
   return from_columns(bc, batch, b.dtype)
 
 
@@ -280,11 +337,10 @@ def potrf(x):
   bad = np.zeros(count, bool)
   if n and count:
     ints = _Ints(n, n)
-    name = _PREFIX[work] + "potrf"
-    with _threads(count * n ** 3 // 3):
-      for i in range(count):
-        _call(name, _char("L"), ints[0], _ptr(t) + i * _stride(t), ints[1], ints.info)
-        bad[i] = ints.info_value() != 0
+    info = np.zeros(count, np.int32)
+    _run(_PREFIX[work] + "potrf", count, [_char("L"), ints[0], _each(t), ints[1], _each(info)],
+         n ** 3 // 3)
+    bad = info != 0
   out = np.tril(from_columns(t, batch, work))
   _fail_nan([out.reshape((-1, n, n))], bad)
   return out.astype(x.dtype, copy=False)
@@ -360,30 +416,22 @@ def geqrf(x):
 def _geqrf_into(t, taus, m, n, work, jpvt=None):
   name = _PREFIX[work] + ("geqrf" if jpvt is None else "geqp3")
   lwork = _lwork(name, m, n)
-  buf = np.empty(lwork, work)
   ints = _Ints(m, n, lwork)
-  extra = (np.empty(2 * n, real_of(work)),) if (jpvt is not None and work.kind == "c") \
-      else ()
-  with _threads(t.shape[0] * m * n * min(m, n)):
-    for i in range(t.shape[0]):
-      a, tau = _ptr(t) + i * _stride(t), _ptr(taus) + i * _stride(taus)
-      if jpvt is None:
-        _call(name, ints[0], ints[1], a, ints[0], tau, _ptr(buf), ints[2], ints.info)
-      else:
-        _call(name, ints[0], ints[1], a, ints[0], _ptr(jpvt) + i * _stride(jpvt), tau,
-              _ptr(buf), ints[2], *[_ptr(e) for e in extra], ints.info)
+  info = np.zeros(t.shape[0], np.int32)
+  piv = [] if jpvt is None else [_each(jpvt)]
+  rwork = [_Work(2 * n, real_of(work))] if (jpvt is not None and work.kind == "c") else []
+  _run(name, t.shape[0], [ints[0], ints[1], _each(t), ints[0]] + piv +
+       [_each(taus), _Work(lwork, work), ints[2]] + rwork + [_each(info)], m * n * min(m, n))
 
 
 def _orgqr_into(t, taus, m, n, k, work):
   """Q's first n columns (in place of t, (count, n, m)) from k reflectors."""
   name = _PREFIX[work] + ("ungqr" if work.kind == "c" else "orgqr")
   lwork = _lwork(name, m, n, k)
-  buf = np.empty(lwork, work)
   ints = _Ints(m, n, k, lwork)
-  with _threads(t.shape[0] * m * n * k):
-    for i in range(t.shape[0]):
-      _call(name, ints[0], ints[1], ints[2], _ptr(t) + i * _stride(t), ints[0],
-            _ptr(taus) + i * _stride(taus), _ptr(buf), ints[3], ints.info)
+  info = np.zeros(t.shape[0], np.int32)
+  _run(name, t.shape[0], [ints[0], ints[1], ints[2], _each(t), ints[0], _each(taus),
+                          _Work(lwork, work), ints[3], _each(info)], m * n * k)
 
 
 def orgqr(a, taus):
@@ -452,18 +500,15 @@ def syevd(x, *, lower):
     complex_ = work.kind == "c"
     name = _PREFIX[work] + ("heevd" if complex_ else "syevd")
     lwork, lrwork, liwork = _lwork(name, uplo, n)
-    buf, iwork = np.empty(max(1, lwork), work), np.empty(liwork, np.int32)
-    rwork = np.empty(max(1, lrwork), real)
     ints = _Ints(n, max(1, lwork), max(1, lrwork), liwork)
-    with _threads(count * n ** 3):
-      for i in range(count):
-        a, wi = _ptr(t) + i * _stride(t), _ptr(w) + i * _stride(w)
-        head = (_char("V"), _char(uplo), ints[0], a, ints[0], wi, _ptr(buf), ints[1])
-        if complex_:
-          _call(name, *head, _ptr(rwork), ints[2], _ptr(iwork), ints[3], ints.info)
-        else:
-          _call(name, *head, _ptr(iwork), ints[3], ints.info)
-        bad[i] = ints.info_value() != 0
+    info = np.zeros(count, np.int32)
+    args = [_char("V"), _char(uplo), ints[0], _each(t), ints[0], _each(w),
+            _Work(lwork, work), ints[1]]
+    if complex_:
+      args += [_Work(lrwork, real), ints[2]]
+    args += [_Work(liwork, np.int32), ints[3], _each(info)]
+    _run(name, count, args, n ** 3)
+    bad = info != 0
   _fail_nan([t, w], bad)
   return from_columns(t, batch, x.dtype), w.reshape(batch + (n,))
 
@@ -490,21 +535,17 @@ def gesdd(x, *, full_matrices, compute_uv):
     name = _PREFIX[work] + "gesdd"
     ldu, ldvt = (m, vrows) if compute_uv else (1, 1)
     lwork = _lwork(name, jobz, m, n, ldu, ldvt)
-    buf = np.empty(lwork, work)
-    iwork = np.empty(8 * k, np.int32)
     mx = max(m, n)
-    rwork = np.empty(max(7 * k, 5 * k * k + 7 * k, 2 * mx * k + 2 * k * k + k) if complex_
-                     else 1, real)
+    rwork = [_Work(max(7 * k, 5 * k * k + 7 * k, 2 * mx * k + 2 * k * k + k), real)] \
+        if complex_ else []
     ints = _Ints(m, n, ldu, ldvt, lwork)
-    with _threads(count * m * n * k):
-      for i in range(count):
-        ui = _ptr(u) + i * _stride(u) if compute_uv else _ptr(u)
-        vi = _ptr(vt) + i * _stride(vt) if compute_uv else _ptr(vt)
-        extra = (_ptr(rwork),) if complex_ else ()
-        _call(name, _char(jobz), ints[0], ints[1], _ptr(t) + i * _stride(t), ints[0],
-              _ptr(s) + i * _stride(s), ui, ints[2], vi, ints[3], _ptr(buf), ints[4],
-              *extra, _ptr(iwork), ints.info)
-        bad[i] = ints.info_value() != 0
+    info = np.zeros(count, np.int32)
+    ui = _each(u) if compute_uv else _Work(1, work)
+    vi = _each(vt) if compute_uv else _Work(1, work)
+    _run(name, count, [_char(jobz), ints[0], ints[1], _each(t), ints[0], _each(s), ui,
+                       ints[2], vi, ints[3], _Work(lwork, work), ints[4]] + rwork +
+         [_Work(8 * k, np.int32), _each(info)], m * n * k)
+    bad = info != 0
   _fail_nan([s] + ([u, vt] if compute_uv else []), bad)
   s = s.reshape(batch + (k,))
   if not compute_uv:
@@ -545,22 +586,16 @@ def geev(x, *, left, right):
     jl, jr = "V" if left else "N", "V" if right else "N"
     name = _PREFIX[work] + "geev"
     lwork = _lwork(name, jl, jr, n)
-    buf = np.empty(lwork, work)
-    rwork = np.empty(2 * n, real_of(work))
     ints = _Ints(n, n if left else 1, n if right else 1, lwork)
-    with _threads(count * n ** 3):
-      for i in range(count):
-        a = _ptr(t) + i * _stride(t)
-        li = _ptr(vl) + i * _stride(vl) if left else _ptr(vl)
-        ri = _ptr(vr) + i * _stride(vr) if right else _ptr(vr)
-        if complex_:
-          _call(name, _char(jl), _char(jr), ints[0], a, ints[0], _ptr(w) + i * _stride(w),
-                li, ints[1], ri, ints[2], _ptr(buf), ints[3], _ptr(rwork), ints.info)
-        else:
-          _call(name, _char(jl), _char(jr), ints[0], a, ints[0], _ptr(wr) + i * _stride(wr),
-                _ptr(wi) + i * _stride(wi), li, ints[1], ri, ints[2], _ptr(buf), ints[3],
-                ints.info)
-        bad[i] = ints.info_value() != 0
+    info = np.zeros(count, np.int32)
+    li = _each(vl) if left else _Work(1, work)
+    ri = _each(vr) if right else _Work(1, work)
+    values = [_each(w)] if complex_ else [_each(wr), _each(wi)]
+    rwork = [_Work(2 * n, real_of(work))] if complex_ else []
+    _run(name, count, [_char(jl), _char(jr), ints[0], _each(t), ints[0]] + values +
+         [li, ints[1], ri, ints[2], _Work(lwork, work), ints[3]] + rwork + [_each(info)],
+         n ** 3)
+    bad = info != 0
   if not complex_:
     w = (wr + 1j * wi).astype(cdtype)
     vl = _unpack_real_vectors(vl, wi) if left else vl
@@ -586,12 +621,9 @@ def gtsv(dl, d, du, b):
   bad = np.zeros(count, bool)
   if m and k and count:
     ints = _Ints(m, k)
-    name = _PREFIX[work] + "gtsv"
-    with _threads(0):
-      for i in range(count):
-        _call(name, ints[0], ints[1], _ptr(lo) + i * _stride(lo),
-              _ptr(diag) + i * _stride(diag), _ptr(up) + i * _stride(up),
-              _ptr(bc) + i * _stride(bc), ints[0], ints.info)
-        bad[i] = ints.info_value() != 0
+    info = np.zeros(count, np.int32)
+    _run(_PREFIX[work] + "gtsv", count, [ints[0], ints[1], _each(lo), _each(diag), _each(up),
+                                         _each(bc), ints[0], _each(info)], 0)
+    bad = info != 0
   _fail_nan([bc], bad)
   return from_columns(bc, batch, b.dtype)

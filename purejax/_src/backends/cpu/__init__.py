@@ -6,3 +6,8 @@ import os
 # read when libgomp loads, so it is set before any kernel is loaded; a value
 # the user set wins.
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+
+# lax's LAPACK calls loop over a batch in compiled code, on all the cores.
+from purejax._src.backends.cpu import lapack_loop as _lapack_loop  # noqa: E402
+
+_lapack_loop.install()

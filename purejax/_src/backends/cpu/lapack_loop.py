@@ -1,0 +1,108 @@
+"""The batch loop of lax's LAPACK calls, compiled: one call from Python runs
+a LAPACK routine on every matrix of a batch, spread over OpenMP threads
+(each calling a single-threaded OpenBLAS) when the matrices are small.
+
+``lax.lapack`` loops in Python without it (same calls, same results); the
+C backend hands it this loop when it is imported (``install``), and the
+library is compiled on first use.
+"""
+import ctypes
+import functools
+
+from purejax._src.config import config
+
+MAX_ARGS = 16
+
+
+def _source():
+  cases = []
+  for n in range(1, MAX_ARGS + 1):
+    params = ", ".join(["void*"] * n)
+    args = ", ".join(f"a[{k}]" for k in range(n))
+    cases.append(f"    case {n}: ((void (*)({params}))fn)({args}); break;")
+  switch = "\n".join(cases)
+  return r"""
+#include <stdint.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+typedef int (*pj_threads_t)(int);
+
+static void pj_call(void* fn, int nargs, void** a) {
+  switch (nargs) {
+""" + switch + r"""
+  }
+}
+
+/* Calls fn (every argument a pointer) count times; argument j of call i is
+   base[j] + i * stride[j], or base[j] + t * stride[j] for the calling
+   thread t when per_thread[j] (a workspace).  With threads > 1 the calls
+   are spread over OpenMP threads, each running OpenBLAS single-threaded
+   (set_local: OpenBLAS's openblas_set_num_threads_local, or NULL). */
+int pj_lapack_loop(void* fn, int nargs, int64_t count, char* const* base,
+                   const int64_t* stride, const int* per_thread, int threads,
+                   void* set_local) {
+  if (nargs < 1 || nargs > """ + str(MAX_ARGS) + r""") return 1;
+  if (threads > count) threads = (int)count;
+#ifdef _OPENMP
+  if (threads > 1) {
+    pj_threads_t setl = (pj_threads_t)set_local;
+#pragma omp parallel num_threads(threads)
+    {
+      const int64_t tid = omp_get_thread_num();
+      const int saved = setl ? setl(1) : 0;
+      void* a[""" + str(MAX_ARGS) + r"""];
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < count; i++) {
+        for (int j = 0; j < nargs; j++)
+          a[j] = base[j] + (per_thread[j] ? tid : i) * stride[j];
+        pj_call(fn, nargs, a);
+      }
+      if (setl) setl(saved);
+    }
+    return 0;
+  }
+#endif
+  void* a[""" + str(MAX_ARGS) + r"""];
+  for (int64_t i = 0; i < count; i++) {
+    for (int j = 0; j < nargs; j++)
+      a[j] = base[j] + (per_thread[j] ? 0 : i) * stride[j];
+    pj_call(fn, nargs, a);
+  }
+  return 0;
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _library():
+  from purejax._src.backends.cpu import toolchain
+  try:
+    lib = toolchain.compile_library(_source())
+  except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError):
+    return None
+  fn = lib.pj_lapack_loop
+  fn.restype = ctypes.c_int
+  fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_void_p,
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+  return fn, toolchain.openmp_enabled()
+
+
+def batch_loop():
+  """(the compiled loop, OpenMP threads to spread small calls over), or
+  None without a compiler."""
+  lib = _library()
+  if lib is None:
+    return None
+  fn, openmp = lib
+  threads = config.purejax_num_threads if openmp else 1
+  if threads <= 0:
+    import os
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else (os.cpu_count() or 1)
+  return fn, threads
+
+
+def install():
+  from purejax._src.lax import lapack
+  lapack.batch_loop_provider = batch_loop
