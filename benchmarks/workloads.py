@@ -440,6 +440,49 @@ def _random_normal_numpy(d):
   return run
 
 
+# -- linear algebra: LU solve, Cholesky, eigh of 512x512 float32 -------------
+
+def _spd(rng, n):
+  a = _normal(rng, n, n)
+  return (a @ a.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+def _solve_data(quick):
+  n = 16 if quick else 512
+  rng = _rng()
+  return {"a": _normal(rng, n, n), "b": _normal(rng, n, 4), "spd": _spd(rng, n)}
+
+
+def _solve_make(jax, jnp, d):
+  f = jax.jit(lambda a, b: jnp.linalg.solve(a, b))
+  a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
+  return lambda: f(a, b)
+
+
+def _solve_numpy(d):
+  return lambda: np.linalg.solve(d["a"], d["b"])
+
+
+def _cholesky_make(jax, jnp, d):
+  f = jax.jit(lambda a: jnp.linalg.cholesky(a))
+  a = jnp.asarray(d["spd"])
+  return lambda: f(a)
+
+
+def _cholesky_numpy(d):
+  return lambda: np.linalg.cholesky(d["spd"])
+
+
+def _eigh_make(jax, jnp, d):
+  f = jax.jit(lambda a: jnp.linalg.eigh(a)[0])
+  a = jnp.asarray(d["spd"])
+  return lambda: f(a)
+
+
+def _eigh_numpy(d):
+  return lambda: np.linalg.eigvalsh(d["spd"])
+
+
 # -- per-call overheads and time to first result ------------------------------
 
 def _scalar_data(quick):
@@ -510,6 +553,12 @@ WORKLOADS = [
              _attention_data, _attention_make, _attention_numpy),
     Workload("random_normal", "4M random.normal samples (float32)", STEADY, 1.0,
              _random_normal_data, _random_normal_make, _random_normal_numpy),
+    Workload("linear_solve", "jnp.linalg.solve 512x512 float32, 4 right-hand sides",
+             STEADY, 1.0, _solve_data, _solve_make, _solve_numpy),
+    Workload("cholesky", "jnp.linalg.cholesky 512x512 float32", STEADY, 1.0,
+             _solve_data, _cholesky_make, _cholesky_numpy),
+    Workload("eigh", "jnp.linalg.eigh 512x512 float32 (eigenvalues)", STEADY, 1.0,
+             _solve_data, _eigh_make, _eigh_numpy),
     Workload("eager_add", "eager scalar add (dispatch)", OVERHEAD, 0.5,
              _scalar_data, _eager_add_make, _eager_add_numpy),
     Workload("jit_call", "call of a trivial jitted function", OVERHEAD, 0.5,

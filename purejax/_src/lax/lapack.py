@@ -28,11 +28,15 @@ from collections import Counter
 
 import numpy as np
 
-# OpenBLAS's idle threads spin for 2**THREAD_TIMEOUT cycles (about 0.3 ms)
-# before they sleep, instead of its default 2**28 (about 0.1 s).
-THREAD_TIMEOUT = "20"
-# Calls of fewer multiply-adds than this run in the calling thread alone.
-PARALLEL_MIN_FLOPS = 1 << 22
+# OpenBLAS's idle threads spin for 2**THREAD_TIMEOUT cycles (about 1.5 ms)
+# before they sleep, instead of its default 2**28 (about 0.1 s, in which a
+# jitted 512x512 solve on 2 cores took twice as long: the spinning threads
+# slow the next kernels).  Much shorter, and the threads fall asleep inside
+# a threaded LU, between its steps.
+THREAD_TIMEOUT = "22"
+# Calls of fewer multiply-adds than this run in the calling thread alone
+# (on 2 cores a 512x512 LU, 2**27, is faster on one thread than on two).
+PARALLEL_MIN_FLOPS = 1 << 28
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT)
 
@@ -241,17 +245,53 @@ def real_of(dtype):
   return np.dtype(np.float32) if single else np.dtype(np.float64)
 
 
+# Matrices of fewer elements are transposed by NumPy.
+COMPILED_TRANSPOSE_MIN = 4096
+
+
+def aligned_empty(shape, dtype):
+  """An uninitialized array on a 64-byte boundary (OpenBLAS's kernels may
+  round differently on differently aligned data: the same input gives the
+  same bits whatever NumPy's allocator returns)."""
+  dtype = np.dtype(dtype)
+  nbytes = int(np.prod(shape)) * dtype.itemsize
+  buf = np.empty(nbytes + 64, np.uint8)
+  start = (-buf.ctypes.data) % 64
+  return buf[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_zeros(shape, dtype):
+  out = aligned_empty(shape, dtype)
+  out[...] = 0
+  return out
+
+
+def _transposed(flat, dtype):
+  """A new contiguous (count, n, m) array of ``dtype`` holding the
+  transposes of flat's matrices (count, m, n)."""
+  loop = batch_loop_provider() if batch_loop_provider is not None else None
+  count, m, n = flat.shape
+  if (loop is not None and flat.dtype == dtype and dtype.itemsize in (4, 8, 16)
+      and m * n >= COMPILED_TRANSPOSE_MIN and flat.flags.c_contiguous):
+    out = aligned_empty((count, n, m), dtype)
+    threads = loop[1] if count * m * n >= 1 << 18 else 1
+    loop[2](flat.ctypes.data, out.ctypes.data, count, m, n, dtype.itemsize, threads)
+    return out
+  out = aligned_empty((count, n, m), dtype)   # always a copy: LAPACK overwrites it
+  out[...] = np.swapaxes(flat, -1, -2)
+  return out
+
+
 def to_columns(x, dtype):
   """x (..., m, n) as a contiguous (count, n, m) array: each matrix in
   column-major order, converted to ``dtype``."""
   flat = x.reshape((-1,) + x.shape[-2:]) if x.ndim > 2 else x[None]
-  # Always a copy: LAPACK overwrites it.
-  return np.array(np.swapaxes(flat, -1, -2), dtype=dtype, order="C", copy=True)
+  return _transposed(flat, np.dtype(dtype))
 
 
 def from_columns(t, batch, dtype):
   """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major."""
-  out = np.ascontiguousarray(np.swapaxes(t, -1, -2), dtype=dtype)
+  out = _transposed(t, np.dtype(dtype))
   return out.reshape(tuple(batch) + out.shape[-2:])
 
 
@@ -292,12 +332,13 @@ def getrf(x):
   work = work_dtype(x.dtype)
   t = to_columns(x, work)
   count = t.shape[0]
-  pivots = np.zeros((count, k), np.int32)
+  pivots = aligned_zeros((count, k), np.int32)
   if k and count:
     ints = _Ints(m, n, max(1, m))
     info = np.zeros(count, np.int32)
     _run(_PREFIX[work] + "getrf", count,
-         [ints[0], ints[1], _each(t), ints[2], _each(pivots), _each(info)], m * n * k)
+         [ints[0], ints[1], _each(t), ints[2], _each(pivots), _each(info)],
+         m * n * k * 2 // 3)
     pivots -= 1
   pivots = pivots.reshape(batch + (k,))
   return (from_columns(t, batch, x.dtype), pivots, permutation_from_pivots(pivots, m))
@@ -407,7 +448,7 @@ def geqrf(x):
   work = work_dtype(x.dtype)
   t = to_columns(x, work)
   count = t.shape[0]
-  taus = np.zeros((count, k), work)
+  taus = aligned_zeros((count, k), work)
   if k and count:
     _geqrf_into(t, taus, m, n, work)
   return from_columns(t, batch, x.dtype), taus.reshape(batch + (k,)).astype(x.dtype)
@@ -459,13 +500,13 @@ def qr(x, *, pivoting, full_matrices):
   work = work_dtype(x.dtype)
   t = to_columns(x, work)
   count = t.shape[0]
-  taus = np.zeros((count, k), work)
-  jpvt = np.zeros((count, n), np.int32) if pivoting else None
+  taus = aligned_zeros((count, k), work)
+  jpvt = aligned_zeros((count, n), np.int32) if pivoting else None
   if k and count:
     _geqrf_into(t, taus, m, n, work, jpvt)
   r = np.triu(from_columns(t, batch, work))[..., :qcols, :]
   if qcols > n:   # Q's columns beyond n need room in the reflectors' array
-    q = np.zeros((count, qcols, m), work)
+    q = aligned_zeros((count, qcols, m), work)
     q[:, :n, :] = t
   else:
     q = t[:, :qcols, :].copy()
@@ -493,7 +534,7 @@ def syevd(x, *, lower):
   real = real_of(work)
   t = to_columns(x, work)
   count = t.shape[0]
-  w = np.zeros((count, n), real)
+  w = aligned_zeros((count, n), real)
   bad = np.zeros(count, bool)
   if n and count:
     uplo = "L" if lower else "U"
@@ -507,7 +548,7 @@ def syevd(x, *, lower):
     if complex_:
       args += [_Work(lrwork, real), ints[2]]
     args += [_Work(liwork, np.int32), ints[3], _each(info)]
-    _run(name, count, args, n ** 3)
+    _run(name, count, args, 4 * n ** 3)   # about 4 n^3 multiply-adds with vectors
     bad = info != 0
   _fail_nan([t, w], bad)
   return from_columns(t, batch, x.dtype), w.reshape(batch + (n,))
@@ -526,9 +567,9 @@ def gesdd(x, *, full_matrices, compute_uv):
   count = t.shape[0]
   jobz = ("A" if full_matrices else "S") if compute_uv else "N"
   ucols, vrows = (m, n) if full_matrices else (k, k)
-  s = np.zeros((count, k), real)
-  u = np.zeros((count, ucols, m) if compute_uv else (1, 1, 1), work)
-  vt = np.zeros((count, n, vrows) if compute_uv else (1, 1, 1), work)
+  s = aligned_zeros((count, k), real)
+  u = aligned_zeros((count, ucols, m) if compute_uv else (1, 1, 1), work)
+  vt = aligned_zeros((count, n, vrows) if compute_uv else (1, 1, 1), work)
   bad = np.zeros(count, bool)
   if k and count:
     complex_ = work.kind == "c"
@@ -544,7 +585,7 @@ def gesdd(x, *, full_matrices, compute_uv):
     vi = _each(vt) if compute_uv else _Work(1, work)
     _run(name, count, [_char(jobz), ints[0], ints[1], _each(t), ints[0], _each(s), ui,
                        ints[2], vi, ints[3], _Work(lwork, work), ints[4]] + rwork +
-         [_Work(8 * k, np.int32), _each(info)], m * n * k)
+         [_Work(8 * k, np.int32), _each(info)], (4 if compute_uv else 2) * m * n * k)
     bad = info != 0
   _fail_nan([s] + ([u, vt] if compute_uv else []), bad)
   s = s.reshape(batch + (k,))
@@ -577,10 +618,10 @@ def geev(x, *, left, right):
   t = to_columns(x, work)
   count = t.shape[0]
   complex_ = work.kind == "c"
-  w = np.zeros((count, n), cdtype)
-  wr, wi = np.zeros((count, n), work), np.zeros((count, n), work)
-  vl = np.zeros((count, n, n) if left else (1, 1, 1), work)
-  vr = np.zeros((count, n, n) if right else (1, 1, 1), work)
+  w = aligned_zeros((count, n), cdtype)
+  wr, wi = aligned_zeros((count, n), work), aligned_zeros((count, n), work)
+  vl = aligned_zeros((count, n, n) if left else (1, 1, 1), work)
+  vr = aligned_zeros((count, n, n) if right else (1, 1, 1), work)
   bad = np.zeros(count, bool)
   if n and count:
     jl, jr = "V" if left else "N", "V" if right else "N"
@@ -594,7 +635,7 @@ def geev(x, *, left, right):
     rwork = [_Work(2 * n, real_of(work))] if complex_ else []
     _run(name, count, [_char(jl), _char(jr), ints[0], _each(t), ints[0]] + values +
          [li, ints[1], ri, ints[2], _Work(lwork, work), ints[3]] + rwork + [_each(info)],
-         n ** 3)
+         10 * n ** 3)
     bad = info != 0
   if not complex_:
     w = (wr + 1j * wi).astype(cdtype)

@@ -71,6 +71,41 @@ int pj_lapack_loop(void* fn, int nargs, int64_t count, char* const* base,
   }
   return 0;
 }
+
+/* out[b] (cols x rows) = in[b] (rows x cols) transposed, for elements of
+   4, 8 or 16 bytes, in 32 x 32 tiles (a matrix handed to LAPACK in
+   column-major order and back); tiles spread over threads. */
+#define PJ_TILE 32
+#define PJ_TRANSPOSE(NAME, T)                                                          \
+static void NAME(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols,        \
+                 int threads) {                                                         \
+  const int64_t tr = (rows + PJ_TILE - 1) / PJ_TILE, tc = (cols + PJ_TILE - 1) / PJ_TILE; \
+  const int64_t tiles = batch * tr * tc;                                                \
+  _Pragma("omp parallel for num_threads(threads) schedule(static) if(threads > 1)")    \
+  for (int64_t t = 0; t < tiles; t++) {                                                 \
+    const int64_t b = t / (tr * tc), r0 = (t / tc) % tr * PJ_TILE, c0 = t % tc * PJ_TILE; \
+    const T* src = in + b * rows * cols; T* dst = out + b * rows * cols;                \
+    const int64_t r1 = r0 + PJ_TILE < rows ? r0 + PJ_TILE : rows;                       \
+    const int64_t c1 = c0 + PJ_TILE < cols ? c0 + PJ_TILE : cols;                       \
+    for (int64_t c = c0; c < c1; c++)                                                   \
+      for (int64_t r = r0; r < r1; r++)                                                 \
+        dst[c * rows + r] = src[r * cols + c];                                          \
+  }                                                                                     \
+}
+typedef struct { uint64_t lo, hi; } pj_u128;
+PJ_TRANSPOSE(pj_transpose4, uint32_t)
+PJ_TRANSPOSE(pj_transpose8, uint64_t)
+PJ_TRANSPOSE(pj_transpose16, pj_u128)
+
+int pj_transpose(const void* in, void* out, int64_t batch, int64_t rows, int64_t cols,
+                 int size, int threads) {
+  switch (size) {
+    case 4: pj_transpose4(in, out, batch, rows, cols, threads); return 0;
+    case 8: pj_transpose8(in, out, batch, rows, cols, threads); return 0;
+    case 16: pj_transpose16(in, out, batch, rows, cols, threads); return 0;
+  }
+  return 1;
+}
 """
 
 
@@ -85,22 +120,26 @@ def _library():
   fn.restype = ctypes.c_int
   fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_void_p,
                  ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
-  return fn, toolchain.openmp_enabled()
+  tr = lib.pj_transpose
+  tr.restype = ctypes.c_int
+  tr.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                 ctypes.c_int64, ctypes.c_int, ctypes.c_int]
+  return fn, tr, toolchain.openmp_enabled()
 
 
 def batch_loop():
-  """(the compiled loop, OpenMP threads to spread small calls over), or
-  None without a compiler."""
+  """(the compiled loop, OpenMP threads to spread small calls over, the
+  compiled transposing copy), or None without a compiler."""
   lib = _library()
   if lib is None:
     return None
-  fn, openmp = lib
+  fn, tr, openmp = lib
   threads = config.purejax_num_threads if openmp else 1
   if threads <= 0:
     import os
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else (os.cpu_count() or 1)
-  return fn, threads
+  return fn, threads, tr
 
 
 def install():
