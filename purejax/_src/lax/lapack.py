@@ -40,8 +40,9 @@ PARALLEL_MIN_FLOPS = 1 << 28
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT)
 
-# routine name -> number of calls made (the tests count library calls).
-calls = Counter()
+# routine name -> number of calls made, and of batches (one loop each)
+# they were made in (the tests count library calls).
+calls, batches = Counter(), Counter()
 # A function giving (compiled batch loop, OpenMP threads) or None; the C
 # backend sets it (backends/cpu/lapack_loop.py).  Without it: a Python loop.
 batch_loop_provider = None
@@ -151,6 +152,7 @@ def _run(name, count, args, flops):
       strides.append(0)
       per_thread.append(0)
   calls[name] += count
+  batches[name] += 1
   if loop is not None:
     n = len(args)
     setter = _threads_setter()
