@@ -302,3 +302,21 @@ def test_against_jax():
     got = purejax.tree_util.tree_leaves(purejax.jit(lambda *xs: f(purejax, *xs))(*args))
     for w, g in zip(want, got):
       np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-5)
+
+
+def test_empty_matrices_and_batches():
+  z = lambda *s: np.zeros(s, np.float32)
+  cases = [
+      (linalg.lu, (z(3, 0, 0),), [(3, 0, 0), (3, 0), (3, 0)]),
+      (linalg.lu, (z(3, 2, 0),), [(3, 2, 0), (3, 0), (3, 2)]),
+      (linalg.lu, (z(0, 4, 4),), [(0, 4, 4), (0, 4), (0, 4)]),
+      (linalg.cholesky, (z(2, 0, 0),), [(2, 0, 0)]),
+      (lambda a, b: linalg.triangular_solve(a, b), (z(2, 0, 0), z(2, 3, 0)), [(2, 3, 0)]),
+      (linalg.eigh, (z(2, 0, 0),), [(2, 0, 0), (2, 0)]),
+      (lambda *v: linalg.tridiagonal_solve(*v), (z(2, 0), z(2, 0), z(2, 0), z(2, 0, 1)),
+       [(2, 0, 1)]),
+  ]
+  for f, args, shapes in cases:
+    for fn in (f, purejax.jit(f)):
+      out = purejax.tree_util.tree_leaves(fn(*args))
+      assert [np.shape(o) for o in out] == shapes

@@ -287,7 +287,7 @@ def _transposed(flat, dtype):
 def to_columns(x, dtype):
   """x (..., m, n) as a contiguous (count, n, m) array: each matrix in
   column-major order, converted to ``dtype``."""
-  flat = x.reshape((-1,) + x.shape[-2:]) if x.ndim > 2 else x[None]
+  flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
   return _transposed(flat, np.dtype(dtype))
 
 
@@ -311,7 +311,7 @@ def _fail_nan(arrays, bad):
 def permutation_from_pivots(pivots, size):
   """The row permutation of LAPACK-style swaps ``pivots`` (0-based, (..., k))."""
   batch, k = pivots.shape[:-1], pivots.shape[-1]
-  swaps = pivots.reshape(-1, k)
+  swaps = pivots.reshape(int(np.prod(batch)), k)
   count = swaps.shape[0]
   if count == 1:
     perm = list(range(size))
@@ -385,7 +385,7 @@ def potrf(x):
          n ** 3 // 3)
     bad = info != 0
   out = np.tril(from_columns(t, batch, work))
-  _fail_nan([out.reshape((-1, n, n))], bad)
+  _fail_nan([out.reshape((count, n, n))], bad)
   return out.astype(x.dtype, copy=False)
 
 
@@ -657,10 +657,10 @@ def gtsv(dl, d, du, b):
   elimination with partial pivoting; NaNs where A is singular."""
   batch, (m, k) = b.shape[:-2], b.shape[-2:]
   work = work_dtype(b.dtype)
-  flat = lambda v: np.array(v.reshape(-1, m), dtype=work, order="C", copy=True)
+  count = int(np.prod(batch))
+  flat = lambda v: np.array(v.reshape(count, m), dtype=work, order="C", copy=True)
   lo, diag, up = flat(dl)[:, 1:].copy(), flat(d), flat(du)[:, :-1].copy()
   bc = to_columns(b, work)
-  count = bc.shape[0]
   bad = np.zeros(count, bool)
   if m and k and count:
     ints = _Ints(m, k)
