@@ -9,13 +9,15 @@ once per reason.
 Compilation is tiered: unless ``purejax_compile_sync`` is set, the first
 calls run on the NumPy backend; once a jaxpr is called a second time its C
 code is compiled in a background thread, and the compiled version takes over
-when it is ready.
+when it is ready.  Only jaxprs that both backends compute bit for bit are
+tiered (``tier_numerics``); the others compile before their first call, so
+that every call gives the same bits.
 """
 import threading
 import warnings
 
 from purejax._src.config import config
-from purejax._src.backends import malloc_tuning, numpy_backend
+from purejax._src.backends import malloc_tuning, numpy_backend, tier_numerics
 
 if config.purejax_malloc_tuning:   # once, at import (malloc_tuning.py says why)
   malloc_tuning.apply()
@@ -41,7 +43,7 @@ def compile_jaxpr(jaxpr, backend=None, num_threads=None):
     return _WithConsts(compile_jaxpr(lowered[0], backend, num_threads), lowered[1])
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
-  if config.purejax_compile_sync:
+  if config.purejax_compile_sync or not tier_numerics.numpy_tier_exact(jaxpr):
     return _compile_cpu(jaxpr, num_threads)
   return _Tiered(jaxpr, num_threads)
 

@@ -10,7 +10,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
-from purejax._src.lax import utils
+from purejax._src.lax import reduction_order, utils
 from purejax._src.lax.families import check_dtype, standard_primitive
 
 
@@ -74,11 +74,16 @@ def _accumulator(dtype):
 
 
 def _sum_impl(x, axes):
+  if x.dtype in reduction_order.ORDERED_DTYPES:   # the order every backend uses
+    with np.errstate(over="ignore", invalid="ignore"):
+      return reduction_order.ordered_reduce(x, axes, "+")
   return np.sum(x, axis=axes, dtype=_accumulator(x.dtype)).astype(x.dtype)
 
 
 def _prod_impl(x, axes):
-  with np.errstate(over="ignore"):
+  with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+    if x.dtype in reduction_order.ORDERED_DTYPES:
+      return reduction_order.ordered_reduce(x, axes, "*")
     return np.prod(x, axis=axes, dtype=_accumulator(x.dtype)).astype(x.dtype)
 
 

@@ -37,8 +37,11 @@ static void pj_blas_restore(int n) { if (pj_blas_threads_local) pj_blas_threads_
 
 /* out[b] (M x N, row-major) = lhs[b] (M x K, or K x M unless lhs_last)
    @ rhs[b] (K x N if rhs_first, else N x K), as column-major
-   out^T = rhs^T lhs^T; rows (or columns, when M is small) are split
-   between ``threads`` OpenMP threads. */
+   out^T = rhs^T lhs^T; rows (or columns, when M is small) are cut into
+   chunks of PJ_GEMM_CHUNK, one gemm call each, that ``threads`` OpenMP
+   threads share: the chunks, not the thread count, decide which gemm
+   computes an element, so the bits do not depend on the thread count. */
+#define PJ_GEMM_CHUNK 64
 #define PJ_GEMM(NAME, T, GEMM)                                                         \
 static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first,       \
                  const T* lhs, const T* rhs, T* out, int threads) {                     \
@@ -48,29 +51,24 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
   const T one = 1, zero = 0;                                                            \
   const int by_rows = M >= N;                                                           \
   const int split = by_rows ? M : N;                                                    \
-  if (threads <= 1) {                                                                   \
-    const int saved = pj_blas_single();                                                 \
-    for (int64_t b = 0; b < batch; b++)                                                 \
-      GEMM(ta, tb, &N, &M, &K, &one, rhs + b * K * N, &lda, lhs + b * M * K, &ldb,      \
-           &zero, out + b * M * N, &ldc);                                               \
-    pj_blas_restore(saved);                                                             \
-    return;                                                                             \
-  }                                                                                     \
-  _Pragma("omp parallel num_threads(threads)")                                          \
+  const int chunks = (split + PJ_GEMM_CHUNK - 1) / PJ_GEMM_CHUNK;                       \
+  if (threads < 1) threads = 1;                                                         \
+  _Pragma("omp parallel num_threads(threads) if(threads > 1 && chunks > 1)")            \
   {                                                                                     \
-    int tid = 0, nth = 1;                                                               \
-    PJ_THREAD_IDS(tid, nth)                                                             \
     const int saved = pj_blas_single();                                                 \
-    const int chunk = (split + nth - 1) / nth;                                          \
-    const int lo = tid * chunk, n = split - lo < chunk ? split - lo : chunk;            \
-    for (int64_t b = 0; b < batch && n > 0; b++) {                                      \
-      const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N;\
-      if (by_rows)                                                                      \
-        GEMM(ta, tb, &N, &n, &K, &one, r, &lda, l + (lhs_last ? (int64_t)lo * K : lo),  \
-             &ldb, &zero, o + (int64_t)lo * N, &ldc);                                   \
-      else                                                                              \
-        GEMM(ta, tb, &n, &M, &K, &one, r + (rhs_first ? lo : (int64_t)lo * K), &lda, l, \
-             &ldb, &zero, o + lo, &ldc);                                                \
+    _Pragma("omp for schedule(static)")                                                 \
+    for (int c = 0; c < chunks; c++) {                                                  \
+      const int lo = c * PJ_GEMM_CHUNK;                                                 \
+      const int n = split - lo < PJ_GEMM_CHUNK ? split - lo : PJ_GEMM_CHUNK;            \
+      for (int64_t b = 0; b < batch; b++) {                                             \
+        const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N;\
+        if (by_rows)                                                                    \
+          GEMM(ta, tb, &N, &n, &K, &one, r, &lda, l + (lhs_last ? (int64_t)lo * K : lo),\
+               &ldb, &zero, o + (int64_t)lo * N, &ldc);                                 \
+        else                                                                            \
+          GEMM(ta, tb, &n, &M, &K, &one, r + (rhs_first ? lo : (int64_t)lo * K), &lda,  \
+               l, &ldb, &zero, o + lo, &ldc);                                           \
+      }                                                                                 \
     }                                                                                   \
     pj_blas_restore(saved);                                                             \
   }                                                                                     \

@@ -10,7 +10,10 @@ over whole arrays is one flat, vectorizable loop.  Loops over at least
 
 Reductions run their reduced loops innermost with scalar accumulators, or,
 when some kept axes come after the reduced ones (column sums), with a block
-of accumulators along those axes so that reads stay contiguous.
+of accumulators along those axes so that reads stay contiguous.  Float sums
+and products follow ``lax.reduction_order`` (the order the NumPy backend
+computes too): ``LANES`` explicit accumulators per block of ``BLOCK``
+elements, a halving tree over the lanes, a pairwise tree over the blocks.
 """
 import os
 import re
@@ -21,17 +24,20 @@ from purejax._src.backends.cpu import codegen_ops
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, unflatten)
 from purejax._src.jaxpr import Literal
+from purejax._src.lax import reduction_order
+from purejax._src.lax.reduction_order import BLOCK, LANES
 
 PARALLEL_MIN_POINTS = 1 << 15
 _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
+_MAX_ORDERED_BLOCK = 64   # the same with LANES accumulators each (ordered sums)
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
 
 
-def _block_size(count, threads):
+def _block_size(count, threads, most=_MAX_BLOCK):
   """Accumulators per block of a reduction over outer axes: blocks of at
-  most _MAX_BLOCK lanes, as many as a multiple of the threads (so that
+  most ``most`` lanes, as many as a multiple of the threads (so that
   every thread gets as many), a multiple of 8 lanes wide."""
-  blocks = -(-count // _MAX_BLOCK)
+  blocks = -(-count // most)
   blocks = -(-blocks // threads) * threads
   width = -(-count // blocks)
   return min(count, max(8, -(-width // 8) * 8))
@@ -339,6 +345,13 @@ class _KernelBuilder:
         continue
       r = codegen_ops.reducer(name, x)
       names = [f"a{n}_{i}" for i in range(len(r.accs))]
+      if _ordered(e):   # LANES lanes (first index), folded into a{n}_t by the tree
+        (ct, init, op), = r.accs
+        lanes = f"[{LANES}]" + size
+        decls.append((f"{ct} {names[0]}{lanes}", names[0], init, ("lanes", ct, op)))
+        folds += r.combine([f"{names[0]}[rl]{lane}"], val)
+        finals.append(f"{out}[{where}] = {r.final([f'a{n}_t' + lane])};")
+        continue
       decls += [(f"{ct} {nm}{size}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
       folds += r.combine([nm + lane for nm in names], val)
       finals.append(f"{out}[{where}] = {r.final([nm + lane for nm in names])};")
@@ -354,7 +367,10 @@ class _KernelBuilder:
                                               if len(outer) > 1 else ""))
     for var, dims in outer:
       lines.append(self._loop(nest, var, dims))
-    lines += self._reduce_loops(nest, red, decls, body + folds)
+    if any(_is_lanes(d) for d in decls):
+      lines += self._ordered_loops(nest, red, decls, body + folds)
+    else:
+      lines += self._reduce_loops(nest, red, decls, body + folds)
     if second[0]:
       lines += self._reduce_loops(nest, red, second[0], second[1])
     lines += finals + ["}"] * len(outer)
@@ -371,12 +387,49 @@ class _KernelBuilder:
       lines.append(self._loop(nest, var, dims))
     return lines + body + ["}"] * len(red)
 
+  def _ordered_loops(self, nest, red, decls, body):
+    """The reduced loops in ``reduction_order``'s order: blocks of BLOCK
+    elements of the flattened reduced index ``R``, LANES lanes each (the
+    lane loop vectorizes; its width is fixed, not the machine's)."""
+    n = nest.run_size([d for _, dims in red for d in dims])
+    nb, _ = reduction_order.blocks(n)
+    lanes = [d for d in decls if _is_lanes(d)]
+    scalars = [d for d in decls if not _is_lanes(d)]
+    lines = [f"{d};" if nm is None else f"{d} = {init};" for d, nm, init, _ in scalars]
+    lines += [f"{d};" for d, *_ in lanes]
+    lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
+    lines += _block_stack_decls(lanes, nb, "")
+    simd = all(op for _, nm, _, op in scalars if nm is not None)
+    clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in scalars if nm is not None)
+    lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
+    lines.append(f"const int64_t rlo = rb * {BLOCK}, rhi = rlo + {BLOCK} < {n} ? "
+                 f"rlo + {BLOCK} : {n};")
+    lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
+    lines += [f"{nm}[rl] = {init};" for _, nm, init, _ in lanes] + ["}"]
+    lines.append("int64_t rr = rlo;")
+    lines.append(f"for (; rr + {LANES} <= rhi; rr += {LANES}) {{")
+    lines += (self._pragma(f"simd {clauses}") if simd else [])
+    lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
+    lines += _run_vars(nest, red, "rr + rl") + body + ["}", "}"]
+    lines.append("for (int rl = 0; rr + rl < rhi; rl++) {")
+    lines += _run_vars(nest, red, "rr + rl") + body + ["}"]
+    lines += _lane_tree(lanes, "")
+    lines += _block_merge(lanes, nb, "")
+    lines.append("}")
+    lines += _block_final(lanes, nb, "")
+    return lines
+
   def _emit_blocked(self, nest, loops, body, reductions, parallel):
     outer, red, inner = loops["outer"], loops["reduced"], loops["inner"]
     count = nest.run_size(inner[0][1])
-    block = _block_size(count, self._threads() if parallel else 1)
+    ordered = any(_ordered(e) for e, *_ in reductions)
+    block = _block_size(count, self._threads() if parallel else 1,
+                        _MAX_ORDERED_BLOCK if ordered else _MAX_BLOCK)
     nblocks = -(-count // block)
     decls, folds, finals, _ = self._accumulators(reductions, block)
+    if ordered:
+      return self._emit_blocked_ordered(nest, loops, body, decls, folds, finals, parallel,
+                                        count, block, nblocks)
     lines = []
     if parallel:
       lines += self._pragma(f"parallel for collapse({len(outer) + 1})" if outer
@@ -397,3 +450,114 @@ class _KernelBuilder:
     lines += [lanes, "const int64_t kin = kb + k;"] + finals + ["}"]
     lines += ["}"] + ["}"] * len(outer)
     return lines
+
+  def _emit_blocked_ordered(self, nest, loops, body, decls, folds, finals, parallel,
+                            count, block, nblocks):
+    """Column sums in ``reduction_order``'s order: row ``R`` of a block of
+    BLOCK rows folds into lane ``R % LANES`` of each kept column."""
+    outer, red = loops["outer"], loops["reduced"]
+    n = nest.run_size([d for _, dims in red for d in dims])
+    nb, _ = reduction_order.blocks(n)
+    lanes = [d for d in decls if _is_lanes(d)]
+    scalars = [d for d in decls if not _is_lanes(d)]
+    lines = []
+    if parallel:
+      lines += self._pragma(f"parallel for collapse({len(outer) + 1})" if outer
+                            else "parallel for")
+    for var, dims in outer:
+      lines.append(self._loop(nest, var, dims))
+    lines.append(f"for (int64_t jb = 0; jb < {nblocks}; jb++) {{")
+    lines.append(f"const int64_t kb = jb * {block};")
+    lines.append(f"const int64_t kn = {count} - kb < {block} ? {count} - kb : {block};")
+    lines += [f"{d};" for d, *_ in decls]
+    lines += [f"{ct} {nm[:-2]}_t[{block}];" for _, nm, _, (_, ct, _) in lanes]
+    lines += _block_stack_decls(lanes, nb, f"[{block}]")
+    each = "for (int64_t k = 0; k < kn; k++) {"
+    lines += [each] + [f"{nm}[k] = {init};" for _, nm, init, _ in scalars] + ["}"]
+    lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
+    lines.append(f"const int64_t rlo = rb * {BLOCK}, rhi = rlo + {BLOCK} < {n} ? "
+                 f"rlo + {BLOCK} : {n};")
+    lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
+    lines += [each] + [f"{nm}[rl][k] = {init};" for _, nm, init, _ in lanes] + ["}", "}"]
+    lines.append("for (int64_t rr = rlo; rr < rhi; rr++) {")
+    lines.append(f"const int rl = (int)((rr - rlo) % {LANES});")
+    lines += _run_vars(nest, red, "rr")
+    lines += self._pragma("simd")
+    lines += [each, "const int64_t kin = kb + k;"] + body + folds + ["}", "}"]
+    lines += [each] + _lane_tree(lanes, "[k]") + _block_merge(lanes, nb, "[k]") + ["}"]
+    lines.append("}")
+    lines += [each, "const int64_t kin = kb + k;"] + _block_final(lanes, nb, "[k]")
+    lines += finals + ["}"]
+    lines += ["}"] + ["}"] * len(outer)
+    return lines
+
+
+def _ordered(eqn):
+  """Whether reduction ``eqn`` follows ``reduction_order`` (float sums, products)."""
+  return (eqn.primitive.name in ("reduce_sum", "reduce_prod")
+          and np.dtype(eqn.invars[0].aval.dtype) in reduction_order.ORDERED_DTYPES)
+
+
+def _is_lanes(decl):
+  return type(decl[3]) is tuple
+
+
+def _run_vars(nest, red, flat):
+  """The reduced loops' run variables from the flattened reduced index."""
+  lines, inner = [], 1
+  for var, dims in reversed(red):
+    size = nest.run_size(dims)
+    value = f"({flat})" if inner == 1 else f"(({flat}) / {inner})"
+    if var != red[0][0]:
+      value = f"{value} % {size}"
+    lines.append(f"const int64_t {var} = {value};")
+    inner *= size
+  return lines
+
+
+def _lane_tree(lanes, k):
+  """Each lanes array folded into its first lane by halving, then into ``_t``."""
+  lines = []
+  for _, nm, _, (_, _, op) in lanes:
+    h = LANES // 2
+    while h >= 1:
+      lines += [f"{nm}[{i}]{k} = {nm}[{i}]{k} {op} {nm}[{i + h}]{k};" for i in range(h)]
+      h //= 2
+  return lines
+
+
+def _block_stack_decls(lanes, nb, k):
+  if nb == 1:
+    return []
+  return [f"{ct} {nm[:-2]}_s[{nb.bit_length()}]{k};" for _, nm, _, (_, ct, _) in lanes]
+
+
+def _block_merge(lanes, nb, k):
+  """Block ``rb``'s result pushed on the stack of pairwise partial results
+  (a binary counter: the same tree as pairing neighbours level by level)."""
+  lines = []
+  for _, nm, _, (_, ct, op) in lanes:
+    t = nm[:-2] + "_t"
+    if nb == 1:
+      lines.append(f"{t}{k} = {nm}[0]{k};")
+      continue
+    st = nm[:-2] + "_s"
+    lines.append(f"{{ {ct} v = {nm}[0]{k}; int64_t c = rb; int lvl = 0; "
+                 f"while (c & 1) {{ v = {st}[lvl]{k} {op} v; c >>= 1; lvl++; }} "
+                 f"{st}[lvl]{k} = v; }}")
+  return lines
+
+
+def _block_final(lanes, nb, k):
+  """The stack's partial results folded from the last (smallest) up."""
+  lines = []
+  if nb == 1:
+    return lines
+  for _, nm, _, (_, _, op) in lanes:
+    t, st = nm[:-2] + "_t", nm[:-2] + "_s"
+    levels = [lvl for lvl in range(nb.bit_length()) if nb >> lvl & 1]
+    expr = f"{st}[{levels[0]}]{k}"
+    for lvl in levels[1:]:
+      expr = f"({st}[{lvl}]{k} {op} {expr})"
+    lines.append(f"{t}{k} = {expr};")
+  return lines

@@ -1,0 +1,55 @@
+"""Which jaxprs may run their first calls on the NumPy tier.
+
+A jitted function must give the same bits on every call, whichever backend
+computes it (README: "Compilation is tiered").  The NumPy tier may stand in
+for the compiled C code only where both compute exactly the same thing:
+correctly rounded arithmetic, comparisons, data movement, integer code, and
+the float reductions (both backends sum in ``lax.reduction_order``'s fixed
+order).  Transcendental functions are not on the list: the C code's (glibc,
+libmvec, the ``pj_`` helpers) and NumPy's own SIMD versions round differently
+in the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting
+and library calls.  A jaxpr using any of those compiles before its first call.
+"""
+import numpy as np
+
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr
+
+# Primitives whose NumPy impl and C code agree bit for bit (half-precision
+# values have no C code: both tiers run the NumPy impl on them).
+SAME_IN_BOTH = frozenset("""
+  add sub mul div neg abs sign max min sqrt rsqrt square integer_pow floor ceil round
+  is_finite nextafter rem clamp select_n eq ne lt le gt ge and or not xor
+  shift_left shift_right_logical shift_right_arithmetic population_count clz
+  convert_element_type bitcast_convert_type broadcast_in_dim reshape transpose squeeze
+  expand_dims slice dynamic_slice dynamic_update_slice concatenate pad rev iota
+  reduce_sum reduce_prod reduce_max reduce_min reduce_and reduce_or reduce_xor
+  argmax argmin stop_gradient copy copy_p gather threefry2x32 random_bits random_wrap
+  random_unwrap random_seed pjit jit closed_call core_call custom_jvp_call
+  custom_vjp_call custom_vjp_call_jaxpr remat checkpoint scan while cond
+  optimization_barrier
+""".split())
+
+
+def _sub_jaxprs(params):
+  for v in params.values():
+    for x in (v if isinstance(v, (tuple, list)) else (v,)):
+      if isinstance(x, ClosedJaxpr):
+        yield x.jaxpr
+      elif isinstance(x, Jaxpr):
+        yield x
+
+
+def _c_types_only(eqn):
+  """No complex results (their C code and NumPy's may round differently)."""
+  return all(np.dtype(v.aval.dtype).kind != "c" for v in eqn.outvars
+             if hasattr(v.aval, "dtype"))
+
+
+def numpy_tier_exact(jaxpr, _memo=None):
+  """Whether the NumPy backend computes ``jaxpr`` bit for bit as the C code."""
+  for e in jaxpr.eqns:
+    if e.primitive.name not in SAME_IN_BOTH or not _c_types_only(e):
+      return False
+    if not all(numpy_tier_exact(j) for j in _sub_jaxprs(e.params)):
+      return False
+  return True

@@ -1,0 +1,77 @@
+"""The one order in which float sums and products are computed, by every
+backend: eager NumPy, the jit's NumPy tier and the compiled C code (whose
+``codegen`` emits the same order), so that a jitted function gives the same
+bits on its first call and later ones, and for any thread count.
+
+Each output reduces its ``n`` elements in row-major order of the reduced
+axes (``r = 0 .. n-1``):
+
+- ``r`` is cut into blocks of ``BLOCK`` elements (one block when
+  ``n <= BLOCK``);
+- within a block, element ``r`` goes to lane ``r % LANES`` (the position in
+  the block, ``BLOCK`` being a multiple of ``LANES``); each of the ``LANES``
+  accumulators starts at the identity (0 or 1) and folds its elements in
+  increasing ``r``;
+- the lanes are combined by halving: ``lane[i] = lane[i] op lane[i + h]``
+  for ``h = LANES/2, ..., 1``;
+- the block results are combined pairwise, level by level: neighbours
+  ``(0, 1), (2, 3), ...``, an odd last one carried up unchanged.
+
+A fixed number of lanes (not the machine's vector width) keeps the order
+the same on every CPU; threads only ever take whole outputs or whole
+blocks.  float32 sums accumulate in float64 (more accurate than NumPy's
+pairwise float32 sum), products in their own type (the same overflows);
+float64 sums' error grows as BLOCK / LANES + log2(n / BLOCK) ulps at worst.
+Other dtypes (integers wrap around exactly; half-precision floats
+accumulate in float32, as XLA does) need no fixed order here.
+"""
+import numpy as np
+
+LANES = 64
+BLOCK = 4096
+ORDERED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def accumulator(dtype, op):
+  """The type ``op`` ("+" or "*") accumulates ``dtype`` in."""
+  return np.dtype(np.float64) if op == "+" else np.dtype(dtype)
+
+
+def blocks(n):
+  """(number of blocks, elements per block after padding) of ``n`` elements."""
+  if n <= BLOCK:
+    return 1, -(-n // LANES) * LANES
+  return -(-n // BLOCK), BLOCK
+
+
+def ordered_reduce(x, axes, op):
+  """``x`` summed (op "+") or multiplied ("*") over ``axes`` in the fixed
+  order; ``x`` is a float32/float64 NumPy array."""
+  ufunc = np.add if op == "+" else np.multiply
+  identity = 0.0 if op == "+" else 1.0
+  acc = accumulator(x.dtype, op)
+  axes = sorted(a % x.ndim for a in axes) if x.ndim else []
+  kept = [a for a in range(x.ndim) if a not in axes]
+  out_shape = tuple(x.shape[a] for a in kept)
+  n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+  m = int(np.prod(out_shape, dtype=np.int64))
+  if n == 0 or m == 0:
+    return np.full(out_shape, identity, x.dtype)
+  x2 = np.transpose(x, kept + axes).reshape(m, n)
+  nb, per = blocks(n)
+  if nb * per != n:
+    x2 = np.concatenate([x2, np.full((m, nb * per - n), identity, x.dtype)], axis=1)
+  # Reducing a middle axis, NumPy folds it in order (its pairwise summation
+  # is only for the innermost axis): each lane in increasing r.
+  v = ufunc.reduce(x2.reshape(m, nb, per // LANES, LANES), axis=2, dtype=acc,
+                   initial=identity)
+  h = LANES
+  while h > 1:
+    h //= 2
+    v = ufunc(v[..., :h], v[..., h:2 * h])
+  v = v[..., 0]
+  while v.shape[1] > 1:
+    k = v.shape[1] // 2
+    pairs = ufunc(v[:, 0:2 * k:2], v[:, 1:2 * k:2])
+    v = np.concatenate([pairs, v[:, 2 * k:]], axis=1) if v.shape[1] % 2 else pairs
+  return v[:, 0].reshape(out_shape).astype(x.dtype)

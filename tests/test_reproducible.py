@@ -1,0 +1,226 @@
+"""Bit-reproducible jit results: the same bits on the first call and later
+ones (the NumPy tier and the compiled C code), in separate runs, for any
+PUREJAX_NUM_THREADS and with or without the kernel cache; float sums in
+``lax.reduction_order``'s fixed order, as accurate as NumPy's pairwise sum."""
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import purejax as jax
+import purejax.numpy as jnp
+from purejax._src import backends
+from purejax._src.config import config
+from purejax._src.lax import reduction_order
+
+# The workloads, as one script: its printed digests are compared between runs.
+SCRIPT = r'''
+import hashlib, json, sys
+import numpy as np
+import purejax as jax, purejax.numpy as jnp
+
+def digest(tree):
+  h = hashlib.sha256()
+  for leaf in jax.tree_util.tree_leaves(tree):
+    h.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
+  return h.hexdigest()[:16]
+
+rng = np.random.default_rng(7)
+x = rng.standard_normal((1001, 4099)).astype(np.float32)
+fns = {"sum": lambda x, a: jnp.sum(jnp.tanh(x * 2 + 1), axis=a),
+       "mean": lambda x, a: jnp.mean(x, axis=a), "var": lambda x, a: jnp.var(x, axis=a),
+       "logsumexp": lambda x, a: jax.nn.logsumexp(x, axis=a),
+       "softmax": lambda x, a: jax.nn.softmax(x, axis=a)}
+out = {}
+for name, f in fns.items():
+  for axis in (0, 1, None):
+    if name == "softmax" and axis is None:
+      continue
+    g = jax.jit(lambda x, f=f, axis=axis: f(x, axis))
+    out[f"{name}{axis}"] = [digest(g(x)) for _ in range(3)]
+
+def init(rng, sizes):
+  return [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m),
+           np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
+
+def loss(params, xb, yb):
+  h = xb
+  for w, b in params[:-1]:
+    h = jax.nn.relu(h @ w + b)
+  w, b = params[-1]
+  return jnp.mean(jax.nn.log_softmax(h @ w + b) * -yb) + 1e-4 * sum(
+      jnp.sum(w * w) for w, _ in params)
+
+@jax.jit
+def step(params, m, v, t, xb, yb):
+  l, g = jax.value_and_grad(loss)(params, xb, yb)
+  m = jax.tree_util.tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+  v = jax.tree_util.tree_map(lambda v, g: 0.999 * v + 0.001 * g * g, v, g)
+  def upd(p, m, v):
+    return p - 1e-2 * (m / (1 - 0.9 ** t)) / (jnp.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+  return jax.tree_util.tree_map(upd, params, m, v), m, v, l
+
+params = init(rng, [32, 256, 256, 10])
+m = jax.tree_util.tree_map(np.zeros_like, params)
+v = jax.tree_util.tree_map(np.zeros_like, params)
+xs = rng.standard_normal((15, 512, 32)).astype(np.float32)
+ys = np.eye(10, dtype=np.float32)[rng.integers(0, 10, (15, 512))]
+losses = []
+for t in range(15):
+  params, m, v, l = step(params, m, v, np.float32(t + 1), xs[t], ys[t])
+  losses.append(float(l))
+out["mlp"] = [digest(params)]
+out["mlp_losses"] = losses
+print(json.dumps(out))
+'''
+
+
+def _run_script(**env):
+  full = dict(os.environ, **{k: str(v) for k, v in env.items()})
+  proc = subprocess.run([sys.executable, "-c", SCRIPT], env=full, capture_output=True,
+                        text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr
+  return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def runs():
+  """The script's digests: threads 1, 2 and 4, a second run, no kernel cache."""
+  return {"t1": _run_script(PUREJAX_NUM_THREADS=1), "t2": _run_script(PUREJAX_NUM_THREADS=2),
+          "t4": _run_script(PUREJAX_NUM_THREADS=4), "again": _run_script(PUREJAX_NUM_THREADS=2),
+          "nocache": _run_script(PUREJAX_DISK_CACHE=0)}
+
+
+def test_every_call_gives_the_same_bits(runs):
+  for name, digests in runs["t2"].items():
+    if name != "mlp_losses":
+      assert len(set(digests)) == 1, (name, digests)
+
+
+@pytest.mark.parametrize("other", ["t1", "t4", "again", "nocache"])
+def test_same_bits_across_runs_and_thread_counts(runs, other):
+  assert runs[other] == runs["t2"]
+
+
+def test_mlp_training_converges(runs):
+  losses = runs["t2"]["mlp_losses"]
+  assert all(math.isfinite(l) for l in losses) and losses[-1] < losses[0]
+
+
+# -- in process: the NumPy tier and the compiled code ------------------------------
+
+def _tiers(f, *args):
+  """``f``'s result from the first call (NumPy tier where it is tiered) and
+  from the compiled code, and whether it was tiered."""
+  jaxpr = jax.make_jaxpr(f)(*args)
+  run = backends.compile_jaxpr(jaxpr.jaxpr, "cpu")
+  args = [np.asarray(a) for a in args]
+  first = run(*jaxpr.consts, *args)
+  tiered = isinstance(run, backends._Tiered)
+  if tiered:
+    run.wait()
+  later = run(*jaxpr.consts, *args)
+  return first, later, tiered
+
+
+SHAPES = [(1001, 4099), (9001, 67), (3, 70001), (17, 33, 1025)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_tiers_agree_on_reductions(shape, dtype):
+  x = np.random.default_rng(1).standard_normal(shape).astype(dtype) * 3 + 1
+  axes_list = [(a,) for a in range(len(shape))] + [None, tuple(range(len(shape)))[::2]]
+  with config.override("jax_enable_x64", dtype == np.float64):
+    for axes in axes_list:
+      for name, f in [("sum", jnp.sum), ("mean", jnp.mean), ("var", jnp.var),
+                      ("prod", lambda x, axis: jnp.prod(1 + x * 1e-4, axis=axis)),
+                      ("max", jnp.max), ("argmax", lambda x, axis: jnp.argmax(
+                          x, axis=axis[0] if isinstance(axis, tuple) else axis))]:
+        if name == "argmax" and axes is not None and len(axes) > 1:
+          continue
+        first, later, tiered = _tiers(lambda x: f(x, axis=axes), x)
+        assert tiered   # exact in both tiers: no compile before the first call
+        for a, b in zip(first, later):
+          assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (name, axes)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_tiers_agree_on_logsumexp_and_softmax(axis):
+  x = np.random.default_rng(2).standard_normal((513, 4105)).astype(np.float32)
+  for f in (jax.nn.logsumexp, jax.nn.softmax, lambda x, axis: jnp.tanh(x * 2 + 1).sum(axis)):
+    first, later, _ = _tiers(lambda x: f(x, axis=axis), x)
+    assert first[0].tobytes() == later[0].tobytes()
+
+
+def test_thread_counts_agree_in_process():
+  x = np.random.default_rng(3).standard_normal((257, 20011)).astype(np.float32)
+  results = {}
+  for threads in (1, 2, 4):
+    with config.override("purejax_num_threads", threads), \
+         config.override("purejax_compile_sync", True):
+      f = jax.jit(lambda x: (x.sum(), x.sum(0), x.sum(1), jnp.var(x, 0)))
+      results[threads] = hashlib.sha256(b"".join(
+          np.asarray(r).tobytes() for r in f(x))).hexdigest()
+  assert len(set(results.values())) == 1
+
+
+# -- the order itself and its accuracy ----------------------------------------------
+
+def _reference_order(values, op="+"):
+  """reduction_order's documented order, one element at a time."""
+  fold = (lambda a, b: a + b) if op == "+" else (lambda a, b: a * b)
+  ident = 0.0 if op == "+" else 1.0
+  n, L, B = len(values), reduction_order.LANES, reduction_order.BLOCK
+  parts = []
+  for lo in range(0, max(n, 1), B):
+    lanes = [ident] * L
+    for r in range(lo, min(n, lo + B)):
+      lanes[(r - lo) % L] = fold(lanes[(r - lo) % L], values[r])
+    h = L
+    while h > 1:
+      h //= 2
+      lanes = [fold(lanes[i], lanes[i + h]) for i in range(h)]
+    parts.append(lanes[0])
+  while len(parts) > 1:
+    parts = [fold(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + (
+        [parts[-1]] if len(parts) % 2 else [])
+  return parts[0]
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 65, 4096, 4097, 3 * 4096 + 17, 11 * 4096 + 5])
+def test_numpy_order_is_the_documented_one(n):
+  x = np.random.default_rng(n).standard_normal(n) * 10.0 ** np.random.default_rng(
+      n + 1).integers(-4, 6, n)
+  got = reduction_order.ordered_reduce(x, (0,), "+")
+  want = _reference_order([np.float64(v) for v in x])
+  assert got.tobytes() == np.float64(want).tobytes()
+  p = 1 + x[:200] * 1e-3
+  assert reduction_order.ordered_reduce(p, (0,), "*").tobytes() == np.float64(
+      _reference_order([np.float64(v) for v in p], "*")).tobytes()
+
+
+def test_float32_sums_are_more_accurate_than_pairwise():
+  x = (np.random.default_rng(5).standard_normal(3_000_001) + 0.1).astype(np.float32)
+  exact = math.fsum(x.astype(np.float64))
+  ours = float(jax.jit(jnp.sum)(x))
+  pairwise = float(np.sum(x))
+  assert abs(ours - exact) <= abs(pairwise - exact) + abs(exact) * 2 ** -24
+  for axis in (0, 1):
+    y = x[:3_000_000].reshape(1000, 3000)
+    exact = y.astype(np.float64).sum(axis)
+    err = np.abs(np.asarray(jax.jit(lambda y: y.sum(axis))(y)) - exact)
+    assert np.all(err <= np.abs(exact) * 2 ** -24 + 1e-6)
+
+
+def test_float64_sums_accuracy():
+  x = np.random.default_rng(6).standard_normal(2_000_003) + 0.1
+  exact = math.fsum(x)
+  with config.override("jax_enable_x64", True):
+    ours = float(jax.jit(jnp.sum)(x))
+  assert abs(ours - exact) <= 64 * np.finfo(np.float64).eps * np.abs(x).sum()
