@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from purejax._src.jaxpr import Literal
+from purejax._src.backends import numpy_backend
 
 
 def _kind(dtype):
@@ -404,7 +405,7 @@ def _eval_eqn(eqn, vals, errs):
   if param and p.get(param) is not None:
     return _closed(p[param], vals, errs)
   with np.errstate(all="ignore"):
-    out = eqn.primitive.impl(*vals, **p)
+    out = numpy_backend.jit_impl(eqn.primitive)(*vals, **p)   # what jitted code computes
   outs = list(out) if eqn.primitive.multiple_results else [out]
   if all(e is None for e in errs):
     if inexact(eqn) and len(outs) == 1:

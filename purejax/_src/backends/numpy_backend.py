@@ -18,6 +18,13 @@ _HOT_CALLS = 2            # the call that generates the straight-line version
 _MAX_GENERATED_EQNS = 200
 
 
+def jit_impl(prim):
+  """What ``prim`` computes in a jitted function: its ``jit_impl`` where its
+  eager ``impl`` has other numerics (reductions in the fixed order that the
+  compiled code uses), else its ``impl``."""
+  return getattr(prim, "jit_impl", None) or prim.impl
+
+
 def compile_jaxpr(jaxpr):
   """A callable ``(*numpy_arrays) -> list of numpy arrays`` running ``jaxpr``."""
   if jaxpr.constvars:
@@ -94,7 +101,7 @@ def _interpreter(jaxpr):
       slots[v] = len(template)
       outs.append((len(template), v.aval.dtype))
       template.append(None)
-    steps.append((e.primitive.impl, e.params, ins, e.primitive.multiple_results, outs))
+    steps.append((jit_impl(e.primitive), e.params, ins, e.primitive.multiple_results, outs))
   results = [slot(v) for v in jaxpr.outvars]
 
   def run(args):
@@ -136,7 +143,7 @@ def _straight_line(jaxpr):
     names[v] = f"a{i}"   # a variable listed twice: the last position wins
   body = []
   for k, e in enumerate(_schedule(jaxpr.eqns)):
-    call = f"{const(e.primitive.impl)}({', '.join(use(v) for v in e.invars)}"
+    call = f"{const(jit_impl(e.primitive))}({', '.join(use(v) for v in e.invars)}"
     call += f", **{const(e.params)})" if e.params else ")"
     outs = []
     for j, v in enumerate(e.outvars):

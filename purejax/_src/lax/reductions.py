@@ -73,18 +73,27 @@ def _accumulator(dtype):
   return dtype
 
 
+# Eager sums and products are NumPy's own (fast; they may differ from a
+# jitted result in the last ulp, as in JAX).  Jitted code on either backend
+# uses ``jit_impl``: reduction_order's fixed order, so that the NumPy tier and
+# the compiled C code of one jitted function agree bit for bit.
+
 def _sum_impl(x, axes):
-  if x.dtype in reduction_order.ORDERED_DTYPES:   # the order every backend uses
-    with np.errstate(over="ignore", invalid="ignore"):
-      return reduction_order.ordered_reduce(x, axes, "+")
   return np.sum(x, axis=axes, dtype=_accumulator(x.dtype)).astype(x.dtype)
 
 
 def _prod_impl(x, axes):
   with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-    if x.dtype in reduction_order.ORDERED_DTYPES:
-      return reduction_order.ordered_reduce(x, axes, "*")
     return np.prod(x, axis=axes, dtype=_accumulator(x.dtype)).astype(x.dtype)
+
+
+def _ordered(op, eager):
+  def jit_impl(x, *, axes, **params):
+    if x.dtype not in reduction_order.ORDERED_DTYPES:
+      return eager(x, axes)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+      return reduction_order.ordered_reduce(x, axes, op)
+  return jit_impl
 
 
 def _lowest(dtype):
@@ -132,6 +141,8 @@ def _bitwise_impl(ufunc):
 
 reduce_sum_p = _reduction("reduce_sum", ("number",), _sum_impl)
 reduce_prod_p = _reduction("reduce_prod", ("number",), _prod_impl)
+reduce_sum_p.jit_impl = _ordered("+", _sum_impl)
+reduce_prod_p.jit_impl = _ordered("*", _prod_impl)
 reduce_max_p = _reduction("reduce_max", ("bool", "number"),
                           _extremum_impl(np.max, _lowest, zero_sign=False))
 reduce_min_p = _reduction("reduce_min", ("bool", "number"),
