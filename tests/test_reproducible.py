@@ -224,3 +224,18 @@ def test_float64_sums_accuracy():
   with config.override("jax_enable_x64", True):
     ours = float(jax.jit(jnp.sum)(x))
   assert abs(ours - exact) <= 64 * np.finfo(np.float64).eps * np.abs(x).sum()
+
+
+def test_eager_sums_are_numpys_and_jitted_sums_the_fixed_order():
+  """Eager reductions stay NumPy's own (fast); jitted code on either backend
+  uses the fixed order, so eager and jitted may differ in the last ulp."""
+  from purejax._src.lax import reduction_order
+  x = np.random.RandomState(7).randn(3, 50001).astype(np.float32)
+  eager = np.asarray(jnp.sum(jnp.asarray(x), axis=1))
+  assert eager.tobytes() == np.sum(x, axis=1).tobytes()
+  ordered = reduction_order.ordered_reduce(x, (1,), "+")
+  for backend in ("numpy", "cpu"):
+    with config.override("purejax_backend", backend), \
+        config.override("purejax_compile_sync", True):
+      jitted = np.asarray(jax.jit(lambda v: jnp.sum(v, axis=1))(x))
+    assert jitted.tobytes() == ordered.tobytes(), backend
