@@ -17,11 +17,12 @@ compiled kernel; importing purejax asks for a short spin instead, through
 OpenBLAS of SciPy reads when it is loaded (by scipy.linalg or
 scipy.special) after purejax.
 
-Without SciPy, ``available()`` is False and the primitives keep their NumPy
-implementations.
+SciPy is a dependency of purejax: without it this module (and with it
+purejax) does not import.  SciPy itself is loaded on the first call.
 """
 import ctypes
 import functools
+import importlib.util
 import os
 import sys
 from collections import Counter
@@ -51,36 +52,29 @@ _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
 
 
+MISSING_SCIPY = ("purejax's linear algebra (lax.linalg, numpy.linalg, scipy.linalg) "
+                 "calls SciPy's LAPACK, and SciPy, a dependency of purejax, is not "
+                 "installed: pip install scipy")
+
+if importlib.util.find_spec("scipy") is None:   # found without importing it
+  raise ImportError(MISSING_SCIPY)
+
+
 def scipy_linalg():
-  """``scipy.linalg`` with its BLAS and LAPACK (None without SciPy)."""
+  """``scipy.linalg`` with its BLAS and LAPACK."""
   try:
     import scipy.linalg
     from scipy.linalg import cython_blas, cython_lapack   # noqa: F401
-  except ImportError:
-    return None
+  except ImportError as e:
+    raise ImportError(MISSING_SCIPY) from e
   return scipy.linalg
-
-
-_missing = []
-
-
-def available():
-  """Whether SciPy's LAPACK can be called (a None in ``sys.modules``, as a
-  test puts there to hide SciPy, counts as missing)."""
-  mod = sys.modules.get("scipy.linalg", False)
-  if mod is False and not _missing:
-    if scipy_linalg() is None:
-      _missing.append(True)
-    return not _missing
-  return mod is not None and mod is not False
 
 
 @functools.lru_cache(maxsize=None)
 def capsule_address(module, name):
   """The address of the function ``name`` exported (as a PyCapsule) by
   ``scipy.linalg.<module>``."""
-  scipy_linalg()
-  mod = getattr(sys.modules["scipy.linalg"], module)
+  mod = getattr(scipy_linalg(), module)
   capsule = mod.__pyx_capi__[name]
   get_name = ctypes.pythonapi.PyCapsule_GetName
   get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
@@ -172,8 +166,7 @@ def _run(name, count, args, flops):
 def _threads_setter():
   """OpenBLAS's per-thread thread count setter in SciPy's OpenBLAS, or None."""
   import glob
-  if scipy_linalg() is None:
-    return None
+  scipy_linalg()
   scipy = sys.modules["scipy"]
   libs = os.path.dirname(scipy.__file__) + ".libs"
   for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*.so*"))) + [None]:

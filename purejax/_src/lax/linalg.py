@@ -20,8 +20,7 @@ from purejax._src.lax.linalg_spectral import (
     EigImplementation, EighImplementation, SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd,
     svd_p)
 from purejax._src.lax.linalg_util import (
-    check_inexact, compute_dtype, flat_batch, front_batch_rule, jnp, mm, split_batch,
-    symmetrize, tril)
+    check_inexact, front_batch_rule, jnp, mm, split_batch, symmetrize, tril)
 
 
 # -- cholesky ---------------------------------------------------------------------
@@ -37,20 +36,7 @@ def _cholesky_abstract_eval(x):
 def _cholesky_impl(x):
   # LAPACK reads the lower triangle; a matrix that is not positive definite
   # gives NaNs (as in JAX), not an error.
-  if lapack.available():
-    return lapack.potrf(x)
-  work = x.astype(compute_dtype(x.dtype))
-  try:
-    return np.linalg.cholesky(work).astype(x.dtype)
-  except np.linalg.LinAlgError:
-    flat = flat_batch(work)
-    out = np.empty_like(flat)
-    for i, a in enumerate(flat):
-      try:
-        out[i] = np.linalg.cholesky(a)
-      except np.linalg.LinAlgError:
-        out[i] = np.nan
-    return out.reshape(x.shape).astype(x.dtype)
+  return lapack.potrf(x)
 
 
 cholesky_p = standard_primitive("cholesky", _cholesky_abstract_eval, _cholesky_impl)

@@ -10,8 +10,7 @@ from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_solve import lu, lu_solve, take_rows, triangular_solve
 from purejax._src.lax.linalg_util import (
-    H, check_inexact, compute_dtype, flat_batch, front_batch_rule, jnp, mm, split_batch,
-    tril)
+    H, check_inexact, front_batch_rule, jnp, mm, split_batch, tril)
 
 
 # -- qr -----------------------------------------------------------------------
@@ -27,50 +26,10 @@ def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
   return outs
 
 
-def _pivot_order(a):
-  """Column order of a Householder QR that picks, at each step, the column
-  of largest remaining norm (what LAPACK's geqp3 computes)."""
-  r = a.astype(np.result_type(a.dtype, np.float64), copy=True)
-  m, n = r.shape
-  order = np.arange(n)
-  for j in range(min(m, n)):
-    norms = np.sum(np.abs(r[j:, j:]) ** 2, axis=0)
-    q = j + int(np.argmax(norms))
-    r[:, [j, q]], order[[j, q]] = r[:, [q, j]], order[[q, j]]
-    x = r[j:, j]
-    alpha = np.linalg.norm(x)
-    if alpha == 0:
-      continue
-    v = x.copy()
-    phase = x[0] / abs(x[0]) if x[0] != 0 else 1
-    v[0] += phase * alpha
-    v /= np.linalg.norm(v)
-    r[j:, j:] -= 2 * np.outer(v, v.conj() @ r[j:, j:])
-  return order
-
-
 def _qr_impl(x, *, pivoting, full_matrices, use_magma):
-  dtype = x.dtype
-  *batch, m, n = x.shape
-  batch = tuple(batch)
-  k = m if full_matrices else min(m, n)
-  if lapack.available() and m and n:
-    return lapack.qr(x, pivoting=pivoting, full_matrices=full_matrices)
-  perm = None
-  if pivoting:
-    flat = flat_batch(x)
-    perm = np.stack([_pivot_order(a) for a in flat]).astype(np.int32) if len(flat) \
-        else np.zeros((0, n), np.int32)
-    x = np.take_along_axis(flat, perm[:, None, :], axis=-1).reshape(x.shape)
-    perm = perm.reshape(batch + (n,))
-  if m == 0 or n == 0:
-    q = np.broadcast_to(np.eye(m, k, dtype=dtype), batch + (m, k)).copy()
-    r = np.zeros(batch + (k, n), dtype)
-  else:
-    q, r = np.linalg.qr(x.astype(compute_dtype(dtype)),
-                        mode="complete" if full_matrices else "reduced")
-  outs = [q.astype(dtype), r.astype(dtype)]
-  return outs + [perm] if pivoting else outs
+  # geqrf (geqp3 when pivoting) then orgqr/ungqr; an empty matrix gives an
+  # identity Q, a zero R and the identity permutation.
+  return lapack.qr(x, pivoting=pivoting, full_matrices=full_matrices)
 
 
 qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_impl, multiple_results=True)
@@ -151,13 +110,8 @@ def _geqrf_abstract_eval(x):
 
 
 def _geqrf_impl(x):
-  *batch, m, n = x.shape
-  if m == 0 or n == 0 or not all(batch):
-    return [x.copy(), np.zeros(tuple(batch) + (min(m, n),), x.dtype)]
-  if lapack.available():
-    return list(lapack.geqrf(x))
-  h, taus = np.linalg.qr(x.astype(compute_dtype(x.dtype)), mode="raw")
-  return [np.swapaxes(h, -1, -2).astype(x.dtype), taus.astype(x.dtype)]
+  # An empty matrix comes back unchanged, with no taus.
+  return list(lapack.geqrf(x))
 
 
 geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_impl,
@@ -192,20 +146,8 @@ def _householder_abstract_eval(a, taus):
 
 
 def _householder_impl(a, taus):
-  # Q = H_0 H_1 ... H_{k-1} applied to I's first n columns, last reflector first.
-  if lapack.available():
-    return lapack.orgqr(a, taus)
-  dtype = a.dtype
-  work = compute_dtype(dtype)
-  a, taus = a.astype(work), taus.astype(work)
-  *batch, m, n = a.shape
-  q = np.broadcast_to(np.eye(m, n, dtype=work), a.shape).copy()
-  for i in range(taus.shape[-1] - 1, -1, -1):
-    v = a[..., i:, i].copy()
-    v[..., 0] = 1
-    proj = np.einsum("...i,...ij->...j", v.conj(), q[..., i:, :])
-    q[..., i:, :] -= taus[..., i, None, None] * v[..., :, None] * proj[..., None, :]
-  return q.astype(dtype)
+  # Q = H_0 H_1 ... H_{k-1} applied to I's first n columns (orgqr/ungqr).
+  return lapack.orgqr(a, taus)
 
 
 householder_product_p = standard_primitive(

@@ -1,10 +1,10 @@
 """Linear solves: triangular_solve, lu (with lu_pivots_to_permutation),
 tridiagonal_solve, and the LU-based solve that jnp.linalg builds on.
 
-The NumPy implementations are the textbook algorithms (substitution, LU with
-partial pivoting picking the first largest |re|+|im| as LAPACK does, the
-Thomas algorithm), vectorized over the leading batch axes.  Singular systems
-give infs/NaNs, never errors, as in JAX.
+They run on LAPACK (lax/lapack.py: trsm, getrf, gtsv), as JAX's CPU does;
+tridiagonal_solve with ``perturb_singular`` runs the Thomas algorithm
+instead, vectorized over the leading batch axes.  Singular systems give
+infs/NaNs, never errors, as in JAX.
 """
 import functools
 
@@ -17,8 +17,8 @@ from purejax._src.interpreters.batching import not_mapped
 from purejax._src.lax import lapack, linalg_util
 from purejax._src.lax.families import check_dtype, int_dtypes, standard_primitive
 from purejax._src.lax.linalg_util import (
-    T, check_inexact, check_square, compute_dtype, flat_batch, front_batch_rule, jnp, lax,
-    mm, split_batch, tril, triu)
+    T, check_inexact, check_square, compute_dtype, front_batch_rule, jnp, lax, mm,
+    split_batch, tril, triu)
 
 
 def _errstate():
@@ -46,42 +46,10 @@ def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a,
   return core.ShapedArray(b.shape, b.dtype)
 
 
-def substitute(a, b, lower):
-  """Solves a x = b for triangular a (..., m, m) and b (..., m, k)."""
-  m = a.shape[-1]
-  x = np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:],
-               np.result_type(a, b))
-  rows = range(m) if lower else range(m - 1, -1, -1)
-  with _errstate():
-    for i in rows:
-      known = slice(0, i) if lower else slice(i + 1, m)
-      acc = np.matmul(a[..., i:i + 1, known], x[..., known, :])[..., 0, :]
-      x[..., i, :] = (b[..., i, :] - acc) / a[..., i, i, None]
-  return x
-
-
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
                            unit_diagonal):
-  if lapack.available():
-    return lapack.trsm(a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
-                       conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
-  dtype = b.dtype
-  work = compute_dtype(dtype)
-  a, b = a.astype(work), b.astype(work)
-  a = np.tril(a) if lower else np.triu(a)
-  if unit_diagonal:
-    n = a.shape[-1]
-    a = np.where(np.eye(n, dtype=bool), np.ones((), work), a)
-  if conjugate_a:
-    a = a.conj()
-  if transpose_a:
-    a, lower = np.swapaxes(a, -1, -2), not lower
-  if not left_side:   # x op(a) = b  <=>  op(a)^T x^T = b^T
-    a, lower, b = np.swapaxes(a, -1, -2), not lower, np.swapaxes(b, -1, -2)
-  x = substitute(a, b, lower)
-  if not left_side:
-    x = np.swapaxes(x, -1, -2)
-  return np.ascontiguousarray(x).astype(dtype)
+  return lapack.trsm(a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                     conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
 
 
 triangular_solve_p = standard_primitive(
@@ -190,35 +158,8 @@ def _check_one(name, x):
   check_dtype(name, x.dtype, ("floating", "complexfloating"), position=0)
 
 
-def lu_decompose(x):
-  """LU with partial pivoting over leading batch axes: (lu, pivots, perm)."""
-  work = compute_dtype(x.dtype)
-  batch, (m, n) = x.shape[:-2], x.shape[-2:]
-  a = flat_batch(x.astype(work)).copy()
-  count, k = a.shape[0], min(m, n)
-  pivots = np.zeros((count, k), np.int32)
-  perm = np.tile(np.arange(m, dtype=np.int32), (count, 1))
-  rows = np.arange(count)
-  with _errstate():
-    for j in range(k):
-      col = a[:, j:, j]
-      size = np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col)
-      p = j + np.argmax(size, axis=1)
-      pivots[:, j] = p
-      a[rows, j], a[rows, p] = a[rows, p].copy(), a[rows, j].copy()
-      perm[rows, j], perm[rows, p] = perm[rows, p].copy(), perm[rows, j].copy()
-      pivot = a[:, j, j][:, None]
-      scaled = a[:, j + 1:, j] / pivot
-      a[:, j + 1:, j] = np.where(pivot != 0, scaled, a[:, j + 1:, j])
-      a[:, j + 1:, j + 1:] -= a[:, j + 1:, j:j + 1] * a[:, j:j + 1, j + 1:]
-  return (a.reshape(x.shape).astype(x.dtype), pivots.reshape(batch + (k,)),
-          perm.reshape(batch + (m,)))
-
-
 def _lu_impl(x):
-  if lapack.available():
-    return list(lapack.getrf(x))
-  return list(lu_decompose(x))
+  return list(lapack.getrf(x))
 
 
 lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_impl, multiple_results=True)
@@ -372,7 +313,7 @@ def _tridiagonal_abstract_eval(dl, d, du, b, *, perturb_singular):
 def _tridiagonal_impl(dl, d, du, b, *, perturb_singular):
   # LAPACK's gtsv (partial pivoting; NaNs where singular) as JAX's CPU; with
   # perturb_singular the Thomas algorithm, which nudges tiny pivots.
-  if lapack.available() and not perturb_singular:
+  if not perturb_singular:
     return lapack.gtsv(dl, d, du, b)
   dtype = b.dtype
   work = compute_dtype(dtype)
@@ -381,12 +322,10 @@ def _tridiagonal_impl(dl, d, du, b, *, perturb_singular):
   x = np.zeros_like(b)
   if m == 0:
     return x.astype(dtype)
-  scale = np.max(np.abs(np.stack([dl, d, du])), axis=(0, -1)) if perturb_singular else None
+  scale = np.max(np.abs(np.stack([dl, d, du])), axis=(0, -1))
   eps = np.finfo(work).eps
 
   def pivot(v):
-    if not perturb_singular:
-      return v
     tiny = eps * scale
     sign = np.where(v.real < 0, -1, 1).astype(work)
     return np.where(np.abs(v) < tiny, sign * np.maximum(tiny, np.finfo(work).tiny), v)
@@ -473,8 +412,9 @@ tridiagonal_solve_p.batch = _tridiagonal_batch
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
   """Solves A x = b for tridiagonal A: dl (dl[0] = 0), d and du (du[-1] = 0)
-  are its sub-, main and super-diagonals, b (..., m, k).  Computed by the
-  Thomas algorithm (JAX's CPU uses LAPACK gtsv, which pivots)."""
+  are its sub-, main and super-diagonals, b (..., m, k).  Computed by LAPACK's
+  gtsv (partial pivoting), or with ``perturb_singular`` by the Thomas
+  algorithm, which nudges tiny pivots instead of giving NaNs."""
   np_ = jnp()
   return tridiagonal_solve_p.bind(np_.asarray(dl), np_.asarray(d), np_.asarray(du),
                                   np_.asarray(b), perturb_singular=bool(perturb_singular))

@@ -12,13 +12,12 @@ from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_solve import solve
 from purejax._src.lax.linalg_util import (
-    H, T, cast, check_inexact, check_square, complex_dtype, compute_dtype,
-    construct_diagonal, extract_diagonal, front_batch_rule, jnp, lax, mm, per_matrix,
-    real_dtype, split_batch, symmetrize)
+    H, T, cast, check_inexact, check_square, complex_dtype, construct_diagonal,
+    extract_diagonal, front_batch_rule, jnp, lax, mm, real_dtype, split_batch, symmetrize)
 
 
 class EighImplementation(enum.Enum):
-  """eigh's algorithm (accepted for compatibility; NumPy's LAPACK syevd runs)."""
+  """eigh's algorithm (accepted for compatibility; LAPACK syevd runs)."""
   QR = "qr"
   JACOBI = "jacobi"
   QDWH = "qdwh"
@@ -61,12 +60,8 @@ def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index, algorith
 def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
   n = x.shape[-1]
   start, end = _subset(subset_by_index, n)
-  if lapack.available():
-    v, w = lapack.syevd(x, lower=lower)
-    return [v[..., start:end], w[..., start:end].astype(real_dtype(x.dtype))]
-  w, v = np.linalg.eigh(x.astype(compute_dtype(x.dtype)), UPLO="L" if lower else "U")
-  return [v[..., start:end].astype(x.dtype),
-          w[..., start:end].astype(real_dtype(x.dtype))]
+  v, w = lapack.syevd(x, lower=lower)
+  return [v[..., start:end], w[..., start:end].astype(real_dtype(x.dtype))]
 
 
 eigh_p = standard_primitive("eigh", _eigh_abstract_eval, _eigh_impl,
@@ -124,48 +119,12 @@ def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvecto
           + [core.ShapedArray(x.shape, dtype)] * count)
 
 
-def _normalize_left(vl):
-  """geev's convention: unit 2-norm columns, largest component real."""
-  vl = vl / np.linalg.norm(vl, axis=0, keepdims=True)
-  k = np.argmax(np.abs(vl), axis=0)
-  top = vl[k, np.arange(vl.shape[1])]
-  return vl * (np.abs(top) / np.where(top == 0, 1, top)).conj()
-
-
-def _eig_one(a, left, right):
-  dtype = complex_dtype(a.dtype)
-  if not (left or right):
-    return [np.linalg.eigvals(a).astype(dtype)]
-  try:
-    import scipy.linalg   # geev with left vectors too, as JAX's CPU calls it
-    w, vl, vr = scipy.linalg.eig(a, left=True, right=True)
-  except ImportError:
-    w, vr = np.linalg.eig(a)
-    vl = _normalize_left(np.linalg.inv(vr).conj().T)
-  outs = [w] + ([vl] if left else []) + ([vr] if right else [])
-  return [o.astype(dtype) for o in outs]
-
-
 def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
               enable_eigvec_derivs, implementation):
-  left, right = compute_left_eigenvectors, compute_right_eigenvectors
-  nout = 1 + int(left) + int(right)
-  if lapack.available() and x.size:
-    with np.errstate(all="ignore"):
-      outs = lapack.geev(x, left=left, right=right)
-    return [o.astype(complex_dtype(x.dtype), copy=False) for o in outs]
-  x = x.astype(compute_dtype(x.dtype))
-  n = x.shape[-1]
-  if x.size == 0:
-    dtype = complex_dtype(x.dtype)
-    return [np.zeros(x.shape[:-1], dtype)] + [np.zeros(x.shape, dtype)] * (nout - 1)
+  # NaNs where geev fails, as JAX; an empty batch or matrix gives empty outputs.
   with np.errstate(all="ignore"):
-    try:
-      return per_matrix(lambda a: _eig_one(a, left, right), x, nout)
-    except np.linalg.LinAlgError:   # JAX gives NaNs when geev fails
-      dtype = complex_dtype(x.dtype)
-      return [np.full(x.shape[:-1], np.nan, dtype)] + \
-          [np.full(x.shape[:-2] + (n, n), np.nan, dtype)] * (nout - 1)
+    outs = lapack.geev(x, left=compute_left_eigenvectors, right=compute_right_eigenvectors)
+  return [o.astype(complex_dtype(x.dtype), copy=False) for o in outs]
 
 
 eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_impl, multiple_results=True)
@@ -229,7 +188,7 @@ eig_p.jvp = _eig_jvp
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
         enable_eigvec_derivs=False, implementation=None, use_magma=None):
   """[w, vl, vr] (vectors as requested) of a general square x, complex as
-  LAPACK geev returns them.  Runs on the NumPy/SciPy LAPACK, eager or jit."""
+  LAPACK geev returns them.  Runs on SciPy's LAPACK, eager or jit."""
   return eig_p.bind(jnp().asarray(x),
                     compute_left_eigenvectors=bool(compute_left_eigenvectors),
                     compute_right_eigenvectors=bool(compute_right_eigenvectors),
@@ -258,7 +217,7 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
   *batch, m, n = x.shape
   batch, dtype, real = tuple(batch), x.dtype, real_dtype(x.dtype)
   start, end = _subset(subset_by_index, min(m, n))
-  if min(m, n) == 0:
+  if min(m, n) == 0:   # gesdd is not called: full U and V^H are identities
     s = np.zeros(batch + (0,), real)
     if not compute_uv:
       return [s]
@@ -266,22 +225,14 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     if full_matrices:
       return [s, eye(m, m), eye(n, n)]
     return [s, np.zeros(batch + (m, 0), dtype), np.zeros(batch + (0, n), dtype)]
-  if lapack.available():
-    outs = lapack.gesdd(x, full_matrices=full_matrices, compute_uv=compute_uv)
-    s = outs[0][..., start:end].astype(real)
-    if not compute_uv:
-      return [s]
-    u, vh = outs[1], outs[2]
-    if subset_by_index is not None:
-      u, vh = u[..., :, start:end], vh[..., start:end, :]
-    return [s, u, vh]
-  x = x.astype(compute_dtype(dtype))
+  outs = lapack.gesdd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+  s = outs[0][..., start:end].astype(real)
   if not compute_uv:
-    return [np.linalg.svd(x, compute_uv=False)[..., start:end].astype(real)]
-  u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+    return [s]
+  u, vh = outs[1], outs[2]
   if subset_by_index is not None:
-    s, u, vh = s[..., start:end], u[..., :, start:end], vh[..., start:end, :]
-  return [s.astype(real), u.astype(dtype), vh.astype(dtype)]
+    u, vh = u[..., :, start:end], vh[..., start:end, :]
+  return [s, u, vh]
 
 
 svd_p = standard_primitive("svd", _svd_abstract_eval, _svd_impl, multiple_results=True)

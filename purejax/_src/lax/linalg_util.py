@@ -68,30 +68,14 @@ def is_complex(dtype):
   return dtypes.issubdtype(dtype, np.complexfloating)
 
 
-# -- implementations over leading batch axes -----------------------------------------
+# -- implementations --------------------------------------------------------------------
 
 def compute_dtype(dtype):
-  """NumPy's LAPACK has no half precision: compute those in float32."""
+  """The dtype a NumPy implementation computes ``dtype`` in (16-bit floats
+  in float32)."""
   dtype = np.dtype(dtype)
   small = dtype.itemsize < 4 and dtypes.issubdtype(dtype, np.floating)
   return np.dtype(np.float32) if small else dtype
-
-
-def flat_batch(x, core_ndim=2):
-  """x with its leading batch axes flattened into one (empty ones too)."""
-  batch = x.shape[:x.ndim - core_ndim]
-  return x.reshape((int(np.prod(batch)),) + x.shape[x.ndim - core_ndim:])
-
-
-def per_matrix(fn, x, nout):
-  """Applies ``fn`` (one matrix -> ``nout`` arrays) over x's leading axes."""
-  batch = x.shape[:-2]
-  flat = flat_batch(x)
-  outs = [fn(m) for m in flat]
-  if not outs:
-    raise ValueError("per_matrix needs at least one matrix")
-  return [np.stack([o[i] for o in outs]).reshape(batch + np.shape(outs[0][i]))
-          for i in range(nout)]
 
 
 # -- batching: operands take leading batch axes ------------------------------------------
