@@ -6,7 +6,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Listed here, not imported, so a workload dropped from the script fails the test.
 WORKLOADS = ("selu", "norm", "dot", "mlp_step", "convnet", "rnn_scan", "attention",
-             "eager_add", "jit_call", "first_result")
+             "random_normal", "linear_solve", "cholesky", "eigh", "eager_add", "jit_call",
+             "first_result")
 
 
 def _run(out, *extra):

@@ -286,15 +286,17 @@ def test_jit_matches_eager():
 def test_vmap_over_keys_and_parameters():
   keys = prng.split(_key(13), 3)
   a = np.float32([0.5, 1., 20.])
+  # The batched sampling loop is compiled code of its own, whose vectorized
+  # math may round differently in the last ulp from the per-example loops'.
   got = pj.vmap(gm.gamma)(keys, a)
   want = [float(gm.gamma(keys[i], a[i])) for i in range(3)]
-  np.testing.assert_array_equal(np.asarray(got), np.float32(want))
+  np.testing.assert_array_max_ulp(np.asarray(got), np.float32(want), maxulp=2)
   got = pj.vmap(lambda a: gm.gamma(_key(14), a, (2,)))(a)
   want = np.stack([np.asarray(gm.gamma(_key(14), x, (2,))) for x in a])
-  np.testing.assert_array_equal(np.asarray(got), want)
+  np.testing.assert_array_max_ulp(np.asarray(got), want, maxulp=2)
   got = pj.vmap(lambda k: gd.beta(k, 2., 0.5, (2,)))(keys)
   want = np.stack([np.asarray(gd.beta(keys[i], 2., 0.5, (2,))) for i in range(3)])
-  np.testing.assert_array_equal(np.asarray(got), want)
+  np.testing.assert_array_max_ulp(np.asarray(got), want, maxulp=2)
 
 
 def test_vmap_of_grad():
