@@ -5,9 +5,11 @@ computes it (README: "Compilation is tiered").  The NumPy tier may stand in
 for the compiled C code only where both compute exactly the same thing:
 correctly rounded arithmetic, comparisons, data movement, integer code, and
 the float reductions (both backends sum in ``lax.reduction_order``'s fixed
-order).  Transcendental functions are not on the list: the C code's (glibc,
-libmvec, the ``pj_`` helpers) and NumPy's own SIMD versions round differently
-in the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting
+order), and float32 exp, log, logistic and tanh (the C code's ``pj_``
+helpers, whose NumPy twins in ``lax/math_f32.py`` are the primitives'
+``jit_impl``).  Other transcendental functions are not on the list: the C
+code's (glibc, libmvec) and NumPy's own SIMD versions round differently in
+the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting
 and library calls.  A jaxpr using any of those compiles before its first call.
 """
 import numpy as np
@@ -30,6 +32,18 @@ SAME_IN_BOTH = frozenset("""
 """.split())
 
 
+# Primitives that both tiers compute bit for bit on float32 operands only.
+SAME_IN_BOTH_FLOAT32 = frozenset(("exp", "log", "logistic", "tanh"))
+
+
+def _same_in_both(eqn):
+  name = eqn.primitive.name
+  if name in SAME_IN_BOTH:
+    return True
+  return name in SAME_IN_BOTH_FLOAT32 and all(
+      np.dtype(v.aval.dtype) == np.float32 for v in eqn.invars)
+
+
 def _sub_jaxprs(params):
   for v in params.values():
     for x in (v if isinstance(v, (tuple, list)) else (v,)):
@@ -48,7 +62,7 @@ def _c_types_only(eqn):
 def numpy_tier_exact(jaxpr, _memo=None):
   """Whether the NumPy backend computes ``jaxpr`` bit for bit as the C code."""
   for e in jaxpr.eqns:
-    if e.primitive.name not in SAME_IN_BOTH or not _c_types_only(e):
+    if not _same_in_both(e) or not _c_types_only(e):
       return False
     if not all(numpy_tier_exact(j) for j in _sub_jaxprs(e.params)):
       return False

@@ -15,6 +15,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
+from purejax._src.lax import math_f32
 from purejax._src.lax.ad_util import (
     bcast, const, convert, defjvp_ans, dtype_of, shape_of, unbroadcast, zeros)
 from purejax._src.lax.families import (
@@ -94,6 +95,23 @@ defjvp_ans(tanh_p, lambda g, ans, x: _mul(_mul(g, _add(const(ans, 1), ans)),
                                           _sub(const(ans, 1), ans)))
 logistic_p = unary("logistic", inexact_dtypes, _quiet(lambda x: 1 / (1 + np.exp(-x))))
 defjvp_ans(logistic_p, lambda g, ans, x: _mul(g, _mul(ans, _sub(const(ans, 1), ans))))
+
+
+def _float32_twin(prim, twin):
+  """Jitted code computes float32 ``prim`` with the C backend's helper, on
+  the NumPy tier through its NumPy twin (``math_f32``): the same bits."""
+  impl = prim.impl
+
+  def jit_impl(x, **params):
+    if np.asarray(x).dtype == np.float32:
+      return twin(x)
+    return impl(x, **params)
+  prim.jit_impl = jit_impl
+
+
+for _p, _twin in ((exp_p, math_f32.expf), (log_p, math_f32.logf),
+                  (tanh_p, math_f32.tanhf), (logistic_p, math_f32.logistic)):
+  _float32_twin(_p, _twin)
 
 sin_p = unary("sin", inexact_dtypes, _quiet(np.sin))
 ad.defjvp(sin_p, lambda g, x: _mul(g, cos_p.bind(x)))

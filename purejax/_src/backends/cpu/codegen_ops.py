@@ -116,7 +116,7 @@ def _ints(ins, out, params):
 
 def _math(name):
   def emit(ctx, args, ins, out, params):
-    if name in ("exp", "log") and np.dtype(ins[0]) == np.float32:
+    if name in ("exp", "log", "tanh") and np.dtype(ins[0]) == np.float32:
       return f"pj_{name}f({args[0]})"
     return f"{name}{_fsuffix(ins[0])}({args[0]})"
   return (_floats, emit)

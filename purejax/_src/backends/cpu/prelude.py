@@ -6,10 +6,12 @@ declarations that let gcc vectorize math calls through glibc's libmvec.
 # Math functions gcc may call in their vector forms (glibc's libmvec), per
 # dtype: those that agree with NumPy within 2 ulp (measured).  float32 exp
 # and log have vectorizable implementations below instead (libmvec's are off
-# by up to 4 ulp); the other float64 functions stay scalar glibc (1 ulp).
+# by up to 4 ulp), and so has float32 tanh (with a NumPy twin, so that jitted
+# code using it may be tiered); the other float64 functions stay scalar glibc
+# (1 ulp).
 VECTOR_MATH = {
     "float": ("exp2", "expm1", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-              "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "pow", "atan2"),
+              "cosh", "asinh", "acosh", "atanh", "cbrt", "pow", "atan2"),
     "double": ("tanh", "cbrt", "asinh", "acosh", "atanh"),
 }
 
@@ -67,6 +69,22 @@ static inline float pj_logf(float xf) {
       + s2 * (1.0 / 11 + s2 * (1.0 / 13)))))));
   const float y = (float)(e * 0.6931471805599453 + q);
   return xf != xf || xf < 0 ? NAN : xf == 0 ? -INFINITY : xf == INFINITY ? xf : y;
+}
+/* float32 tanh within 1 ulp, vectorizable, in double: em / (em + 2) with
+   em = expm1(2|x|), 2|x| clamped to 20 (where the float32 result is 1).
+   2|x| = k ln2 + r (k by the round-to-nearest shift, 2^k from its low
+   bits), expm1(r) by its Taylor series to r^8 (relative error < 1e-9),
+   em = 2^k (1 + expm1 r) - 1 for k > 0.  Sign and NaN from x. */
+static inline float pj_tanhf(float x) {
+  const double a = fabs((double)x), y0 = a + a, y = y0 < 20.0 ? y0 : 20.0;
+  const double kd = y * 1.4426950408889634 + 0x1.8p52, k = kd - 0x1.8p52;
+  const double r = y - k * 0.6931471805599453;
+  const double p = r + r * r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120
+      + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320)))))));
+  const double scale = pj_from_bits((pj_bits(kd) << 52) + (1023ULL << 52));
+  const double em = k == 0 ? p : scale * (1.0 + p) - 1.0;
+  const float t = (float)(em / (em + 2.0));
+  return x != x ? x : copysignf(t, x);
 }
 """
 
