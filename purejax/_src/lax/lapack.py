@@ -24,10 +24,11 @@ import ctypes
 import functools
 import importlib.util
 import os
-import sys
 from collections import Counter
 
 import numpy as np
+
+from purejax._src import openblas
 
 # OpenBLAS's idle threads spin for 2**THREAD_TIMEOUT cycles (about 1.5 ms)
 # before they sleep, instead of its default 2**28 (about 0.1 s, in which a
@@ -162,21 +163,10 @@ def _run(name, count, args, flops):
       fn(*[b if p else b + i * st for b, st, p in zip(bases, strides, per_thread)])
 
 
-@functools.lru_cache(maxsize=None)
 def _threads_setter():
   """OpenBLAS's per-thread thread count setter in SciPy's OpenBLAS, or None."""
-  import glob
   scipy_linalg()
-  scipy = sys.modules["scipy"]
-  libs = os.path.dirname(scipy.__file__) + ".libs"
-  for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*.so*"))) + [None]:
-    try:
-      fn = ctypes.CDLL(path).openblas_set_num_threads_local
-    except (OSError, AttributeError):
-      continue
-    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-    return fn
-  return None
+  return openblas.threads_setter(openblas.scipy_libs(), also_global=True)
 
 
 class _threads:

@@ -9,7 +9,7 @@ has to be found at link time.  SciPy is a dependency; without it
 import ctypes
 import functools
 
-import numpy as np
+from purejax._src import openblas
 
 # Fortran BLAS, every argument by reference; SciPy's BLAS takes 32-bit ints.
 # OpenBLAS's own threads busy-wait after a call and then fight the OpenMP
@@ -122,34 +122,13 @@ def _warn_no_blas(why):
 def _thread_control():
   """The address of OpenBLAS's per-thread thread count setter in the BLAS
   SciPy uses (its bundled OpenBLAS, or one loaded globally), or 0."""
-  import glob
-  import os
-  import scipy
-  candidates = sorted(glob.glob(os.path.join(os.path.dirname(scipy.__file__) + ".libs",
-                                             "libscipy_openblas*.so*")))
-  for path in candidates + [None]:
-    try:
-      fn = ctypes.CDLL(path).openblas_set_num_threads_local
-    except (OSError, AttributeError):
-      continue
-    return ctypes.cast(fn, ctypes.c_void_p).value or 0
-  return 0
+  fn = openblas.threads_setter(openblas.scipy_libs(), also_global=True)
+  return (ctypes.cast(fn, ctypes.c_void_p).value or 0) if fn is not None else 0
 
 
-@functools.lru_cache(maxsize=None)
 def _numpy_threads_setter():
   """NumPy's OpenBLAS's per-thread thread count setter, or None."""
-  import glob
-  import os
-  libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-  for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*.so*"))):
-    try:
-      fn = ctypes.CDLL(path).openblas_set_num_threads_local
-    except (OSError, AttributeError):
-      continue
-    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-    return fn
-  return None
+  return openblas.threads_setter(openblas.numpy_libs())
 
 
 class numpy_single_threaded:
