@@ -430,16 +430,7 @@ class _KernelBuilder:
     if ordered:
       return self._emit_blocked_ordered(nest, loops, body, decls, folds, finals, parallel,
                                         count, block, nblocks)
-    lines = []
-    if parallel:
-      lines += self._pragma(f"parallel for collapse({len(outer) + 1})" if outer
-                            else "parallel for")
-    for var, dims in outer:
-      lines.append(self._loop(nest, var, dims))
-    lines.append(f"for (int64_t jb = 0; jb < {nblocks}; jb++) {{")
-    lines.append(f"const int64_t kb = jb * {block};")
-    lines.append(f"const int64_t kn = {count} - kb < {block} ? {count} - kb : {block};")
-    lines += [f"{d};" for d, *_ in decls]
+    lines = self._blocks_head(nest, outer, parallel, count, block, nblocks, decls)
     lanes = "for (int64_t k = 0; k < kn; k++) {"
     lines += [lanes] + [f"{nm}[k] = {init};" for _, nm, init, _ in decls] + ["}"]
     for var, dims in red:
@@ -451,15 +442,9 @@ class _KernelBuilder:
     lines += ["}"] + ["}"] * len(outer)
     return lines
 
-  def _emit_blocked_ordered(self, nest, loops, body, decls, folds, finals, parallel,
-                            count, block, nblocks):
-    """Column sums in ``reduction_order``'s order: row ``R`` of a block of
-    BLOCK rows folds into lane ``R % LANES`` of each kept column."""
-    outer, red = loops["outer"], loops["reduced"]
-    n = nest.run_size([d for _, dims in red for d in dims])
-    nb, _ = reduction_order.blocks(n)
-    lanes = [d for d in decls if _is_lanes(d)]
-    scalars = [d for d in decls if not _is_lanes(d)]
+  def _blocks_head(self, nest, outer, parallel, count, block, nblocks, decls):
+    """The loops over the kept outer dimensions and the column blocks (threads
+    take whole blocks), and the block's accumulator declarations."""
     lines = []
     if parallel:
       lines += self._pragma(f"parallel for collapse({len(outer) + 1})" if outer
@@ -469,7 +454,18 @@ class _KernelBuilder:
     lines.append(f"for (int64_t jb = 0; jb < {nblocks}; jb++) {{")
     lines.append(f"const int64_t kb = jb * {block};")
     lines.append(f"const int64_t kn = {count} - kb < {block} ? {count} - kb : {block};")
-    lines += [f"{d};" for d, *_ in decls]
+    return lines + [f"{d};" for d, *_ in decls]
+
+  def _emit_blocked_ordered(self, nest, loops, body, decls, folds, finals, parallel,
+                            count, block, nblocks):
+    """Column sums in ``reduction_order``'s order: row ``R`` of a block of
+    BLOCK rows folds into lane ``R % LANES`` of each kept column."""
+    outer, red = loops["outer"], loops["reduced"]
+    n = nest.run_size([d for _, dims in red for d in dims])
+    nb, _ = reduction_order.blocks(n)
+    lanes = [d for d in decls if _is_lanes(d)]
+    scalars = [d for d in decls if not _is_lanes(d)]
+    lines = self._blocks_head(nest, outer, parallel, count, block, nblocks, decls)
     lines += [f"{ct} {nm[:-2]}_t[{block}];" for _, nm, _, (_, ct, _) in lanes]
     lines += _block_stack_decls(lanes, nb, f"[{block}]")
     each = "for (int64_t k = 0; k < kn; k++) {"
