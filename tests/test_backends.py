@@ -90,3 +90,14 @@ def test_jit_results_agree_across_backends():
          config.override("purejax_compile_sync", True):
       out[backend] = float(purejax.jit(f)(X))
   assert out["cpu"] == pytest.approx(out["numpy"], rel=1e-5)
+
+
+@needs_compiler
+def test_a_large_jaxpr_compiles_before_its_first_call():
+  """Its NumPy tier would take longer than the compiler: no tiering."""
+  big = np.zeros(backends._MAX_TIER_ELEMENTS + 1, np.float32)
+  with config.override("purejax_compile_sync", False):
+    small_run = backends.compile_jaxpr(purejax.make_jaxpr(lambda x: x * 2 + 1)(X).jaxpr, "cpu")
+    big_run = backends.compile_jaxpr(purejax.make_jaxpr(lambda x: x * 2 + 1)(big).jaxpr, "cpu")
+  assert isinstance(small_run, backends._Tiered)
+  assert not isinstance(big_run, backends._Tiered) and hasattr(big_run, "source")

@@ -128,6 +128,13 @@ def _tiers(f, *args):
   return first, later, tiered
 
 
+@pytest.fixture(autouse=True)
+def _tier_large_jaxprs_too(monkeypatch):
+  """The tiers are compared on large arrays, which purejax would otherwise
+  compile before their first call (backends._MAX_TIER_ELEMENTS)."""
+  monkeypatch.setattr(backends, "_MAX_TIER_ELEMENTS", 1 << 62)
+
+
 SHAPES = [(1001, 4099), (9001, 67), (3, 70001), (17, 33, 1025)]
 
 

@@ -16,6 +16,8 @@ that every call gives the same bits.
 import threading
 import warnings
 
+import numpy as np
+
 from purejax._src.config import config
 from purejax._src.backends import malloc_tuning, numpy_backend, tier_numerics
 
@@ -43,9 +45,25 @@ def compile_jaxpr(jaxpr, backend=None, num_threads=None):
     return _WithConsts(compile_jaxpr(lowered[0], backend, num_threads), lowered[1])
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
-  if config.purejax_compile_sync or not tier_numerics.numpy_tier_exact(jaxpr):
+  if (config.purejax_compile_sync or not tier_numerics.numpy_tier_exact(jaxpr)
+      or _tier_work(jaxpr) > _MAX_TIER_ELEMENTS):
     return _compile_cpu(jaxpr, num_threads)
   return _Tiered(jaxpr, num_threads)
+
+
+# A jaxpr computing more elements than this compiles before its first call:
+# its NumPy tier (the float32 transcendentals' exact twins take ~100 ns an
+# element) would take longer than gcc does (~0.1-0.3 s).
+_MAX_TIER_ELEMENTS = 1 << 20
+
+
+def _tier_work(jaxpr):
+  """Elements the jaxpr's equations produce (loop bodies counted once)."""
+  total = 0
+  for e in jaxpr.eqns:
+    for v in e.outvars:
+      total += int(np.prod(getattr(v.aval, "shape", ()), dtype=np.int64))
+  return total
 
 
 def _compile_cpu(jaxpr, num_threads=None):
