@@ -414,8 +414,10 @@ f = purejax.jit(lambda x: (x * 3.0 + 1.0).sum())
 x = jnp.ones(1000)
 f(x).block_until_ready(); f(x).block_until_ready()   # the second call starts the C build
 deadline = time.time() + 60
-while not os.path.exists(sys.argv[1]) and time.time() < deadline:
-  time.sleep(0.05)   # the compiler has started writing its temporary file
+def started():   # the compiler has written its pid: it is compiling into a temporary file
+  return os.path.exists(sys.argv[1]) and os.path.getsize(sys.argv[1]) > 0
+while not started() and time.time() < deadline:
+  time.sleep(0.05)
 print(sorted(n for n in os.listdir(sys.argv[2]) if n.endswith(".tmp")))
 """
 
