@@ -168,7 +168,10 @@ def _gamma_batch(axis_size, vals, dims, *, log_space):
 
 
 def _gamma_numpy_impl(key_data, a, *, log_space):
-  raise NotImplementedError("random_gamma runs after key lowering")
+  # Never reached: the key lowering pass replaces random_gamma by its sampling
+  # loop before any backend runs a jaxpr, and eager calls take key_lowering's path.
+  raise AssertionError("purejax internal error: random_gamma reached a backend "
+                       "before the key lowering pass")
 
 
 random_gamma_p = KeyPrimitive("random_gamma")

@@ -238,9 +238,11 @@ def _generic_sub_jaxpr_rule(prim):
       for v in value if many else (value,):
         if isinstance(v, (Jaxpr, ClosedJaxpr)):
           jaxpr, consts = lower_closed(v)
-          if consts:
+          if consts:   # the lowered body would need new inputs, which prim cannot take
             raise NotImplementedError(
-                f"purejax: {prim.name} is not supported on PRNG key arrays")
+                f"purejax: {prim.name} over a body using PRNG keys whose lowering to key "
+                "data needs constants is not supported; pass the keys' data in "
+                "(jax.random.key_data) and wrap it inside the body")
           v = ClosedJaxpr(jaxpr, []) if isinstance(v, ClosedJaxpr) else jaxpr
         lowered.append(v)
       new[name] = type(value)(lowered) if many else lowered[0]
