@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from purejax._src.jaxpr import ClosedJaxpr, Literal, sub_jaxprs
 
 FLOPS = "flops"
 TRANSCENDENTALS = "transcendentals"
@@ -130,22 +130,13 @@ def eqn_cost(eqn):
     return rule(eqn)
   if name in _ELEMENTWISE:
     return _elementwise(eqn, *_ELEMENTWISE[name])
-  subs = _sub_jaxprs(eqn.params)
+  subs = list(sub_jaxprs(eqn.params))
   if subs:   # a call: what it calls, once
     total = Cost()
     for sub in subs:
       total += jaxpr_cost(sub)
     return total
   return _movement(eqn)
-
-
-def _sub_jaxprs(params):
-  found = []
-  for v in params.values():
-    for item in (v if isinstance(v, tuple) else (v,)):
-      if isinstance(item, (ClosedJaxpr, Jaxpr)):
-        found.append(item)
-  return found
 
 
 def _movement(eqn):

@@ -120,6 +120,17 @@ class ClosedJaxpr:
     return str(self.jaxpr)
 
 
+def sub_jaxprs(params):
+  """The jaxprs an equation's ``params`` hold (``cond`` branches, a loop's
+  body, a call's jaxpr), open, in parameter order."""
+  for value in params.values():
+    for v in value if isinstance(value, (tuple, list)) else (value,):
+      if isinstance(v, ClosedJaxpr):
+        yield v.jaxpr
+      elif isinstance(v, Jaxpr):
+        yield v
+
+
 def literal_array(lit):
   """A literal's value as an Array, keeping its weak type."""
   from purejax._src.array import wrap_numpy

@@ -16,7 +16,7 @@ import collections
 import numpy as np
 
 from purejax._src import pretty_printer as pp
-from purejax._src.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
+from purejax._src.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, sub_jaxprs
 
 
 def _alphabetic(n):
@@ -145,14 +145,6 @@ def _inner(jaxpr):
   return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
 
 
-def _sub_jaxprs(params):
-  for value in params.values():
-    values = value if isinstance(value, tuple) else (value,)
-    for v in values:
-      if isinstance(v, (Jaxpr, ClosedJaxpr)):
-        yield _inner(v)
-
-
 def _shared_jaxprs(top):
   """The called jaxprs printed once up front, in JAX's order: a breadth-first
   walk that visits a callee once per call of each visit of its caller; one
@@ -167,7 +159,7 @@ def _shared_jaxprs(top):
     entry[1] += 1 if jaxpr is top or len(jaxpr.eqns) <= _MAX_INLINE_EQNS else 2
     for eqn in jaxpr.eqns:
       name = eqn.params.get("name")
-      for sub in _sub_jaxprs(eqn.params):
+      for sub in sub_jaxprs(eqn.params):
         queue.append(sub)
         if name is not None:
           names.setdefault(id(sub), str(name).strip("<>"))

@@ -14,7 +14,7 @@ and library calls.  A jaxpr using any of those compiles before its first call.
 """
 import numpy as np
 
-from purejax._src.jaxpr import ClosedJaxpr, Jaxpr
+from purejax._src.jaxpr import sub_jaxprs
 
 # Primitives whose NumPy impl and C code agree bit for bit (half-precision
 # values have no C code: both tiers run the NumPy impl on them).
@@ -44,15 +44,6 @@ def _same_in_both(eqn):
       np.dtype(v.aval.dtype) == np.float32 for v in eqn.invars)
 
 
-def _sub_jaxprs(params):
-  for v in params.values():
-    for x in (v if isinstance(v, (tuple, list)) else (v,)):
-      if isinstance(x, ClosedJaxpr):
-        yield x.jaxpr
-      elif isinstance(x, Jaxpr):
-        yield x
-
-
 def _c_types_only(eqn):
   """No complex results (their C code and NumPy's may round differently)."""
   return all(np.dtype(v.aval.dtype).kind != "c" for v in eqn.outvars
@@ -64,6 +55,6 @@ def numpy_tier_exact(jaxpr, _memo=None):
   for e in jaxpr.eqns:
     if not _same_in_both(e) or not _c_types_only(e):
       return False
-    if not all(numpy_tier_exact(j) for j in _sub_jaxprs(e.params)):
+    if not all(numpy_tier_exact(j) for j in sub_jaxprs(e.params)):
       return False
   return True

@@ -16,7 +16,7 @@ rules on the data directly (``apply_eager``).
 import numpy as np
 
 from purejax._src import core
-from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, literal_array
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, literal_array, sub_jaxprs
 from purejax._src.random import keys as keys_lib
 
 
@@ -257,13 +257,6 @@ def _as_closed(jaxpr):
 # ---------------------------------------------------------------------------
 # Finding keys
 
-def _jaxprs_in(params):
-  for value in params.values():
-    for v in value if isinstance(value, (tuple, list)) else (value,):
-      if isinstance(v, (Jaxpr, ClosedJaxpr)):
-        yield v.jaxpr if isinstance(v, ClosedJaxpr) else v
-
-
 def has_keys(jaxpr, _seen=None):
   """Whether any value of ``jaxpr`` (or of a jaxpr inside it) is a key."""
   seen = {} if _seen is None else _seen
@@ -274,7 +267,7 @@ def has_keys(jaxpr, _seen=None):
   if not found:
     for eqn in jaxpr.eqns:
       if (any(_is_key(v.aval) for v in eqn.outvars)
-          or any(has_keys(j, seen) for j in _jaxprs_in(eqn.params))):
+          or any(has_keys(j, seen) for j in sub_jaxprs(eqn.params))):
         found = True
         break
   seen[id(jaxpr)] = found
@@ -284,7 +277,7 @@ def has_keys(jaxpr, _seen=None):
 def _eqn_has_keys(eqn):
   return (any(_is_key(v.aval) for v in eqn.invars)
           or any(_is_key(v.aval) for v in eqn.outvars)
-          or any(has_keys(j) for j in _jaxprs_in(eqn.params)))
+          or any(has_keys(j) for j in sub_jaxprs(eqn.params)))
 
 
 # ---------------------------------------------------------------------------
