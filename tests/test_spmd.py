@@ -246,7 +246,7 @@ def test_concurrent_calls_keep_a_block_each():
   # Same values; not necessarily the same bits: concurrent callers' matrix
   # products may be threaded by OpenBLAS itself (README, known exception).
   for r in results:
-    np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-5)
   kept = run.kept_blocks
   run = None
   gc.collect()
