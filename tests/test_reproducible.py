@@ -246,3 +246,46 @@ def test_eager_sums_are_numpys_and_jitted_sums_the_fixed_order():
         config.override("purejax_compile_sync", True):
       jitted = np.asarray(jax.jit(lambda v: jnp.sum(v, axis=1))(x))
     assert jitted.tobytes() == ordered.tobytes(), backend
+
+
+def test_concurrent_callers_get_the_same_bits():
+  # OpenBLAS's thread count is one per process: a large LAPACK call on
+  # OpenBLAS's threads in one Python thread must not thread the fixed
+  # blocks of another thread's matrix product, nor the other way round.
+  product = jax.jit(lambda a, b: jnp.tanh(a @ b) @ b)
+  solve = jax.jit(jnp.linalg.solve)
+  rng = np.random.default_rng(3)
+  a = rng.standard_normal((512, 512)).astype(np.float32) * 0.1
+  b = rng.standard_normal((512, 512)).astype(np.float32) * 0.1
+  m = rng.standard_normal((900, 900)) + 30 * np.eye(900)
+  v = rng.standard_normal((900, 4))
+  want = {"product": np.asarray(product(a, b)), "solve": np.asarray(solve(m, v))}
+  mismatches = []
+
+  def caller(i):
+    for _ in range(8):
+      name, got = (("solve", solve(m, v)) if i % 3 == 2 else ("product", product(a, b)))
+      if not np.array_equal(np.asarray(got), want[name]):
+        mismatches.append(name)
+  import threading
+  threads = [threading.Thread(target=caller, args=(i,)) for i in range(6)]
+  for t in threads:
+    t.start()
+  for t in threads:
+    t.join()
+  assert mismatches == []
+
+
+def test_openblas_thread_count_restored_after_compiled_products():
+  from purejax._src import openblas
+  setter = openblas.threads_setter(openblas.scipy_libs(), also_global=True)
+  if setter is None:
+    pytest.skip("SciPy's OpenBLAS has no thread count setter")
+  before = setter(3)   # a count purejax would not choose
+  try:
+    f = jax.jit(lambda a: a @ a)
+    f(np.ones((300, 300), np.float32)).block_until_ready()
+    jnp.linalg.solve(np.eye(4) * 2, np.ones(4))
+    assert setter(3) == 3
+  finally:
+    setter(before)

@@ -1,10 +1,22 @@
-"""Finding OpenBLAS's per-thread thread-count setter in the OpenBLAS that
-NumPy or SciPy bundles (``libscipy_openblas*.so`` next to the package), so
-that a call can run with the threads it needs and no more."""
+"""OpenBLAS's thread count, shared by every thread of the process.
+
+NumPy and SciPy each bundle an OpenBLAS (``libscipy_openblas*.so`` next to
+the package).  Their ``openblas_set_num_threads_local`` is not thread-local
+in these (pthreads) builds: it sets the one process-wide count.  A product
+that must run single-threaded (compiled code splits its products into
+fixed blocks itself, and OpenBLAS's own threading of a block changes its
+bits) therefore needs every other thread to agree, so SciPy's count is
+changed only through ``scipy_modes``: any number of threads may run in
+"single" mode (count 1) together, or any number in "threaded" mode
+(OpenBLAS's own count, for large LAPACK calls), never both at once.
+Compiled code calls the same two modes from C (``pj_blas_single_enter`` ...).
+"""
+import contextlib
 import ctypes
 import functools
 import glob
 import os
+import threading
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,3 +43,129 @@ def scipy_libs():
 def numpy_libs():
   import numpy as np
   return os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+
+
+# The two modes of each OpenBLAS (0: SciPy's, 1: NumPy's): how many threads
+# are in each, and the count OpenBLAS had before the first "single" thread
+# entered, restored when the last one leaves.
+MODES_SOURCE = r"""
+#include <pthread.h>
+typedef int (*pj_threads_t)(int);
+static struct {
+  pj_threads_t setter;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  long single, threaded;
+  int saved;
+} pj_modes[2] = {{0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER},
+                 {0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER}};
+void pj_blas_modes_init(int which, void* setter) {
+  pj_modes[which].setter = (pj_threads_t)setter; }
+void pj_blas_single_enter(int which) {
+  if (!pj_modes[which].setter) return;
+  pthread_mutex_lock(&pj_modes[which].mu);
+  while (pj_modes[which].threaded) pthread_cond_wait(&pj_modes[which].cv, &pj_modes[which].mu);
+  if (pj_modes[which].single++ == 0) pj_modes[which].saved = pj_modes[which].setter(1);
+  pthread_mutex_unlock(&pj_modes[which].mu);
+}
+void pj_blas_single_leave(int which) {
+  if (!pj_modes[which].setter) return;
+  pthread_mutex_lock(&pj_modes[which].mu);
+  if (--pj_modes[which].single == 0) {
+    pj_modes[which].setter(pj_modes[which].saved);
+    pthread_cond_broadcast(&pj_modes[which].cv);
+  }
+  pthread_mutex_unlock(&pj_modes[which].mu);
+}
+void pj_blas_threaded_enter(int which) {
+  if (!pj_modes[which].setter) return;
+  pthread_mutex_lock(&pj_modes[which].mu);
+  while (pj_modes[which].single) pthread_cond_wait(&pj_modes[which].cv, &pj_modes[which].mu);
+  pj_modes[which].threaded++;
+  pthread_mutex_unlock(&pj_modes[which].mu);
+}
+void pj_blas_threaded_leave(int which) {
+  if (!pj_modes[which].setter) return;
+  pthread_mutex_lock(&pj_modes[which].mu);
+  if (--pj_modes[which].threaded == 0) pthread_cond_broadcast(&pj_modes[which].cv);
+  pthread_mutex_unlock(&pj_modes[which].mu);
+}
+"""
+MODE_FUNCTIONS = ("pj_blas_single_enter", "pj_blas_single_leave",
+                  "pj_blas_threaded_enter", "pj_blas_threaded_leave")
+
+
+class _Modes:
+  """The two modes of OpenBLAS number ``which``: context managers
+  ``single()`` and ``threaded()``, and the C functions' addresses
+  (``addresses``, for compiled code: each takes ``which``), or, without a C
+  compiler, one lock that every caller holds (then nothing compiled runs
+  concurrently with it anyway)."""
+
+  def __init__(self, which, setter):
+    self._which, self._setter = which, setter
+    self._lib = None
+    self.addresses = None
+    if setter is None:
+      return
+    from purejax._src.backends.cpu import toolchain
+    try:
+      lib = toolchain.compile_library(MODES_SOURCE)
+    except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError):
+      self._lock = threading.Lock()
+      return
+    lib.pj_blas_modes_init.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    lib.pj_blas_modes_init.restype = None
+    lib.pj_blas_modes_init(which, ctypes.cast(setter, ctypes.c_void_p).value)
+    for name in MODE_FUNCTIONS:
+      getattr(lib, name).restype = None
+      getattr(lib, name).argtypes = [ctypes.c_int]
+    self._lib = lib
+    self.addresses = tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value
+                           for n in MODE_FUNCTIONS)
+
+  @contextlib.contextmanager
+  def _mode(self, single):
+    if self._setter is None:
+      yield
+      return
+    if self._lib is None:
+      with self._lock:
+        saved = self._setter(1) if single else None
+        try:
+          yield
+        finally:
+          if saved is not None:
+            self._setter(saved)
+      return
+    # ctypes releases the GIL while a call waits for the other mode to end.
+    enter, leave = ((self._lib.pj_blas_single_enter, self._lib.pj_blas_single_leave)
+                    if single else
+                    (self._lib.pj_blas_threaded_enter, self._lib.pj_blas_threaded_leave))
+    enter(self._which)
+    try:
+      yield
+    finally:
+      leave(self._which)
+
+  def single(self):
+    return self._mode(True)
+
+  def threaded(self):
+    return self._mode(False)
+
+
+SCIPY, NUMPY = 0, 1
+
+
+@functools.lru_cache(maxsize=None)
+def scipy_modes():
+  """The modes of the OpenBLAS that SciPy's BLAS and LAPACK use (the one
+  compiled code calls)."""
+  return _Modes(SCIPY, threads_setter(scipy_libs(), also_global=True))
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_modes():
+  """The modes of the OpenBLAS that NumPy bundles."""
+  return _Modes(NUMPY, threads_setter(numpy_libs()))

@@ -10,7 +10,7 @@ over in column-major order (one transposing copy in, one out).
 
 Threads: a call large enough to profit runs on OpenBLAS's own threads (all
 the cores); a small one runs in the calling thread only, so the pool is not
-woken.  OpenBLAS's idle threads spin for a while (``thread_timeout``, 0.1 s
+woken (``openblas.scipy_modes``).  OpenBLAS's idle threads spin for a while (``thread_timeout``, 0.1 s
 by default) after a call, taking cores from the OpenMP threads of the next
 compiled kernel; importing purejax asks for a short spin instead, through
 ``OPENBLAS_THREAD_TIMEOUT`` (unless the user chose a value), which the
@@ -150,12 +150,10 @@ def _run(name, count, args, flops):
   batches[name] += 1
   if loop is not None:
     n = len(args)
-    setter = _threads_setter()
-    setter_address = ctypes.cast(setter, ctypes.c_void_p).value if setter else None
     with _threads(flops if threads == 1 else 0):
       loop[0](capsule_address(_module(name), name), n, count,
               (ctypes.c_void_p * n)(*bases), (ctypes.c_int64 * n)(*strides),
-              (ctypes.c_int * n)(*per_thread), threads, setter_address)
+              (ctypes.c_int * n)(*per_thread), threads)
     return
   fn = _routine(name, len(args))
   with _threads(flops):
@@ -163,27 +161,13 @@ def _run(name, count, args, flops):
       fn(*[b if p else b + i * st for b, st, p in zip(bases, strides, per_thread)])
 
 
-def _threads_setter():
-  """OpenBLAS's per-thread thread count setter in SciPy's OpenBLAS, or None."""
-  scipy_linalg()
-  return openblas.threads_setter(openblas.scipy_libs(), also_global=True)
-
-
-class _threads:
-  """OpenBLAS's threads for a call of ``flops`` multiply-adds in all, or
-  the calling thread alone for a small one."""
-  __slots__ = ("_saved", "_single")
-
-  def __init__(self, flops):
-    self._single = flops < PARALLEL_MIN_FLOPS
-
-  def __enter__(self):
-    setter = _threads_setter() if self._single else None
-    self._saved = setter(1) if setter is not None else None
-
-  def __exit__(self, *exc):
-    if self._saved is not None:
-      _threads_setter()(self._saved)
+def _threads(flops):
+  """OpenBLAS's own threads for a call of ``flops`` multiply-adds in all,
+  or the calling thread alone for a small one (openblas.py's modes: no
+  compiled product runs single-threaded meanwhile, or the other way round)."""
+  scipy_linalg()   # SciPy's OpenBLAS loaded, its thread timeout read
+  modes = openblas.scipy_modes()
+  return modes.single() if flops < PARALLEL_MIN_FLOPS else modes.threaded()
 
 
 # -- arguments -----------------------------------------------------------------------

@@ -13,9 +13,10 @@ from purejax._src import openblas
 
 # Fortran BLAS, every argument by reference; SciPy's BLAS takes 32-bit ints.
 # OpenBLAS's own threads busy-wait after a call and then fight the OpenMP
-# threads of the next kernel for the cores, so products run on OpenMP
-# threads too: each calls a single-threaded gemm (OpenBLAS's per-thread
-# thread count) on a block of rows or columns.
+# threads of the next kernel for the cores, and how it splits a product
+# changes the product's bits, so products run on OpenMP threads: each calls
+# gemm on a fixed block of rows or columns while OpenBLAS runs
+# single-threaded (openblas.py's "single" mode, entered once per product).
 C_DECLARATIONS = r"""
 #ifdef _OPENMP
 #include <omp.h>
@@ -26,14 +27,13 @@ typedef void (*pj_sgemm_t)(const char*, const char*, const int*, const int*, con
 typedef void (*pj_dgemm_t)(const char*, const char*, const int*, const int*, const int*,
                            const double*, const double*, const int*, const double*, const int*,
                            const double*, double*, const int*);
-typedef int (*pj_threads_t)(int);
+typedef void (*pj_mode_t)(int);
 static pj_sgemm_t pj_sgemm;
 static pj_dgemm_t pj_dgemm;
-static pj_threads_t pj_blas_threads_local;   /* NULL: BLAS threads as configured */
-void pj_set_blas(void* s, void* d, void* t) {
-  pj_sgemm = (pj_sgemm_t)s; pj_dgemm = (pj_dgemm_t)d; pj_blas_threads_local = (pj_threads_t)t; }
-static int pj_blas_single(void) { return pj_blas_threads_local ? pj_blas_threads_local(1) : 0; }
-static void pj_blas_restore(int n) { if (pj_blas_threads_local) pj_blas_threads_local(n); }
+static pj_mode_t pj_single_enter, pj_single_leave;   /* NULL: no OpenBLAS found */
+void pj_set_blas(void* s, void* d, void* enter, void* leave) {
+  pj_sgemm = (pj_sgemm_t)s; pj_dgemm = (pj_dgemm_t)d;
+  pj_single_enter = (pj_mode_t)enter; pj_single_leave = (pj_mode_t)leave; }
 
 /* out[b] (M x N, row-major) = lhs[b] (M x K, or K x M unless lhs_last)
    @ rhs[b] (K x N if rhs_first, else N x K), as column-major
@@ -53,9 +53,9 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
   const int split = by_rows ? M : N;                                                    \
   const int chunks = (split + PJ_GEMM_CHUNK - 1) / PJ_GEMM_CHUNK;                       \
   if (threads < 1) threads = 1;                                                         \
+  if (pj_single_enter) pj_single_enter(0);   /* 0: SciPy's OpenBLAS */                 \
   _Pragma("omp parallel num_threads(threads) if(threads > 1 && chunks > 1)")            \
   {                                                                                     \
-    const int saved = pj_blas_single();                                                 \
     _Pragma("omp for schedule(static)")                                                 \
     for (int c = 0; c < chunks; c++) {                                                  \
       const int lo = c * PJ_GEMM_CHUNK;                                                 \
@@ -70,14 +70,9 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
                l, &ldb, &zero, o + lo, &ldc);                                           \
       }                                                                                 \
     }                                                                                   \
-    pj_blas_restore(saved);                                                             \
   }                                                                                     \
+  if (pj_single_leave) pj_single_leave(0);   /* 0: SciPy's OpenBLAS */                 \
 }
-#ifdef _OPENMP
-#define PJ_THREAD_IDS(tid, nth) tid = omp_get_thread_num(); nth = omp_get_num_threads();
-#else
-#define PJ_THREAD_IDS(tid, nth)
-#endif
 PJ_GEMM(pj_gemm_f32, float, pj_sgemm)
 PJ_GEMM(pj_gemm_f64, double, pj_dgemm)
 """
@@ -90,7 +85,7 @@ MAX_DIM = 2 ** 31 - 1   # the largest size a 32-bit BLAS int holds
 
 @functools.lru_cache(maxsize=None)
 def gemm_pointers():
-  """(sgemm, dgemm, openblas_set_num_threads_local or 0) function addresses,
+  """(sgemm, dgemm, single mode's enter and leave, or 0, 0) function addresses,
   or None without SciPy's BLAS (then matrix products run on NumPy, and a
   warning says so once: SciPy is a dependency, so this is a broken install)."""
   try:
@@ -109,7 +104,7 @@ def gemm_pointers():
   except (AttributeError, KeyError, ValueError) as e:
     _warn_no_blas(f"SciPy does not export sgemm/dgemm ({e!r})")
     return None
-  return gemms + (_thread_control(),)
+  return gemms + (openblas.scipy_modes().addresses or (0, 0, 0, 0))[:2]
 
 
 def _warn_no_blas(why):
@@ -119,31 +114,11 @@ def _warn_no_blas(why):
                 stacklevel=3)
 
 
-def _thread_control():
-  """The address of OpenBLAS's per-thread thread count setter in the BLAS
-  SciPy uses (its bundled OpenBLAS, or one loaded globally), or 0."""
-  fn = openblas.threads_setter(openblas.scipy_libs(), also_global=True)
-  return (ctypes.cast(fn, ctypes.c_void_p).value or 0) if fn is not None else 0
-
-
-def _numpy_threads_setter():
-  """NumPy's OpenBLAS's per-thread thread count setter, or None."""
-  return openblas.threads_setter(openblas.numpy_libs())
-
-
-class numpy_single_threaded:
+def numpy_single_threaded():
   """Runs NumPy's matrix products in the calling thread only, for a host
   step between compiled kernels: OpenBLAS's threads busy-wait after a
   product and would take the cores from the next kernel's threads."""
-  __slots__ = ("_saved",)
-
-  def __enter__(self):
-    setter = _numpy_threads_setter()
-    self._saved = setter(1) if setter is not None else None
-
-  def __exit__(self, *exc):
-    if self._saved is not None:
-      _numpy_threads_setter()(self._saved)
+  return openblas.numpy_modes().single()
 
 
 def available():
@@ -155,5 +130,5 @@ def link(lib):
   setter = getattr(lib, "pj_set_blas", None)
   if setter is not None:
     setter.restype = None
-    setter.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    setter.argtypes = [ctypes.c_void_p] * 4
     setter(*gemm_pointers())

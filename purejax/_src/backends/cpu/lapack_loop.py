@@ -26,8 +26,6 @@ def _source():
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-typedef int (*pj_threads_t)(int);
-
 static void pj_call(void* fn, int nargs, void** a) {
   switch (nargs) {
 """ + switch + r"""
@@ -37,20 +35,16 @@ static void pj_call(void* fn, int nargs, void** a) {
 /* Calls fn (every argument a pointer) count times; argument j of call i is
    base[j] + i * stride[j], or base[j] + t * stride[j] for the calling
    thread t when per_thread[j] (a workspace).  With threads > 1 the calls
-   are spread over OpenMP threads, each running OpenBLAS single-threaded
-   (set_local: OpenBLAS's openblas_set_num_threads_local, or NULL). */
+   are spread over OpenMP threads (the caller has OpenBLAS single-threaded). */
 int pj_lapack_loop(void* fn, int nargs, int64_t count, char* const* base,
-                   const int64_t* stride, const int* per_thread, int threads,
-                   void* set_local) {
+                   const int64_t* stride, const int* per_thread, int threads) {
   if (nargs < 1 || nargs > """ + str(MAX_ARGS) + r""") return 1;
   if (threads > count) threads = (int)count;
 #ifdef _OPENMP
   if (threads > 1) {
-    pj_threads_t setl = (pj_threads_t)set_local;
 #pragma omp parallel num_threads(threads)
     {
       const int64_t tid = omp_get_thread_num();
-      const int saved = setl ? setl(1) : 0;
       void* a[""" + str(MAX_ARGS) + r"""];
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < count; i++) {
@@ -58,7 +52,6 @@ int pj_lapack_loop(void* fn, int nargs, int64_t count, char* const* base,
           a[j] = base[j] + (per_thread[j] ? tid : i) * stride[j];
         pj_call(fn, nargs, a);
       }
-      if (setl) setl(saved);
     }
     return 0;
   }
@@ -119,7 +112,7 @@ def _library():
   fn = lib.pj_lapack_loop
   fn.restype = ctypes.c_int
   fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_void_p,
-                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
   tr = lib.pj_transpose
   tr.restype = ctypes.c_int
   tr.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
