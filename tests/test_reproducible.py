@@ -177,6 +177,21 @@ def test_thread_counts_agree_in_process():
   assert len(set(results.values())) == 1
 
 
+@pytest.mark.parametrize("shapes", [((1000, 700), (700, 1001)), ((3, 130, 333), (3, 333, 70)),
+                                    ((77, 900), (900, 600)), ((600, 64), (64, 5))])
+def test_matrix_product_bits_do_not_depend_on_the_thread_count(shapes):
+  rng = np.random.default_rng(5)
+  a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+  results = set()
+  for threads in (1, 2, 3, 4):
+    with config.override("purejax_num_threads", threads), \
+         config.override("purejax_compile_sync", True):
+      out = np.asarray(jax.jit(jnp.matmul)(a, b))
+    results.add(out.tobytes())
+  assert len(results) == 1
+  np.testing.assert_allclose(out, np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
+
+
 # -- the order itself and its accuracy ----------------------------------------------
 
 def _reference_order(values, op="+"):

@@ -37,11 +37,20 @@ void pj_set_blas(void* s, void* d, void* enter, void* leave) {
 
 /* out[b] (M x N, row-major) = lhs[b] (M x K, or K x M unless lhs_last)
    @ rhs[b] (K x N if rhs_first, else N x K), as column-major
-   out^T = rhs^T lhs^T; rows (or columns, when M is small) are cut into
-   chunks of PJ_GEMM_CHUNK, one gemm call each, that ``threads`` OpenMP
-   threads share: the chunks, not the thread count, decide which gemm
-   computes an element, so the bits do not depend on the thread count. */
-#define PJ_GEMM_CHUNK 64
+   out^T = rhs^T lhs^T.  out is cut into tiles, one gemm call each, that
+   ``threads`` OpenMP threads share: a side of PJ_GEMM_TILES tiles at most
+   (so at least 16 tiles on large products) and of PJ_GEMM_MIN..PJ_GEMM_MAX
+   rows or columns.  The shape alone, not the thread count, decides the
+   tiles and so which gemm call computes an element: the bits do not depend
+   on the thread count. */
+#define PJ_GEMM_TILES 4
+#define PJ_GEMM_MIN 64
+#define PJ_GEMM_MAX 256
+static int pj_gemm_tile(int n) {
+  int t = (n + PJ_GEMM_TILES - 1) / PJ_GEMM_TILES;
+  t = (t + PJ_GEMM_MIN - 1) / PJ_GEMM_MIN * PJ_GEMM_MIN;
+  return t > PJ_GEMM_MAX ? PJ_GEMM_MAX : t;
+}
 #define PJ_GEMM(NAME, T, GEMM)                                                         \
 static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first,       \
                  const T* lhs, const T* rhs, T* out, int threads) {                     \
@@ -49,29 +58,21 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
   const char* tb = lhs_last ? "N" : "T";                                                \
   const int lda = rhs_first ? N : K, ldb = lhs_last ? K : M, ldc = N;                   \
   const T one = 1, zero = 0;                                                            \
-  const int by_rows = M >= N;                                                           \
-  const int split = by_rows ? M : N;                                                    \
-  const int chunks = (split + PJ_GEMM_CHUNK - 1) / PJ_GEMM_CHUNK;                       \
+  const int tm = pj_gemm_tile(M), tn = pj_gemm_tile(N);                                 \
+  const int64_t rows = (M + tm - 1) / tm, cols = (N + tn - 1) / tn;                     \
+  const int64_t tiles = batch * rows * cols;                                            \
   if (threads < 1) threads = 1;                                                         \
   if (pj_single_enter) pj_single_enter(0);   /* 0: SciPy's OpenBLAS */                 \
-  _Pragma("omp parallel num_threads(threads) if(threads > 1 && chunks > 1)")            \
-  {                                                                                     \
-    _Pragma("omp for schedule(static)")                                                 \
-    for (int c = 0; c < chunks; c++) {                                                  \
-      const int lo = c * PJ_GEMM_CHUNK;                                                 \
-      const int n = split - lo < PJ_GEMM_CHUNK ? split - lo : PJ_GEMM_CHUNK;            \
-      for (int64_t b = 0; b < batch; b++) {                                             \
-        const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N;\
-        if (by_rows)                                                                    \
-          GEMM(ta, tb, &N, &n, &K, &one, r, &lda, l + (lhs_last ? (int64_t)lo * K : lo),\
-               &ldb, &zero, o + (int64_t)lo * N, &ldc);                                 \
-        else                                                                            \
-          GEMM(ta, tb, &n, &M, &K, &one, r + (rhs_first ? lo : (int64_t)lo * K), &lda,  \
-               l, &ldb, &zero, o + lo, &ldc);                                           \
-      }                                                                                 \
-    }                                                                                   \
+  _Pragma("omp parallel for num_threads(threads) schedule(static) if(threads > 1 && tiles > 1)")\
+  for (int64_t t = 0; t < tiles; t++) {                                                 \
+    const int64_t b = t / (rows * cols);                                                \
+    const int i0 = (int)(t / cols % rows) * tm, j0 = (int)(t % cols) * tn;              \
+    const int m = M - i0 < tm ? M - i0 : tm, n = N - j0 < tn ? N - j0 : tn;             \
+    const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N; \
+    GEMM(ta, tb, &n, &m, &K, &one, r + (rhs_first ? j0 : (int64_t)j0 * K), &lda,        \
+         l + (lhs_last ? (int64_t)i0 * K : i0), &ldb, &zero, o + (int64_t)i0 * N + j0, &ldc);\
   }                                                                                     \
-  if (pj_single_leave) pj_single_leave(0);   /* 0: SciPy's OpenBLAS */                 \
+  if (pj_single_leave) pj_single_leave(0);                                             \
 }
 PJ_GEMM(pj_gemm_f32, float, pj_sgemm)
 PJ_GEMM(pj_gemm_f64, double, pj_dgemm)
