@@ -217,7 +217,7 @@ def _fmt_ratio(r):
 
 def _format_line(row, columns):
   w = row["workload"]
-  parts = [f"{w.name:13s}"]
+  parts = [f"{w.name:17s}"]
   for c in columns:
     parts.append(f"{c}={_fmt_time(row['times'].get(c)):>10s}")
   for c in columns:

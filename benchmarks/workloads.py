@@ -14,6 +14,11 @@ import itertools
 
 import numpy as np
 
+import model_workloads as models
+from workload_common import adam_update, mlp_loss, np_adam_update  # noqa: F401
+from workload_common import normal as _normal, np_softmax_xent as _np_softmax_xent
+from workload_common import rng as _rng
+
 # kind: "steady" (a warm jitted computation), "overhead" (per-call cost of a
 # tiny computation) or "first" (trace + compile + run of a new function).
 STEADY, OVERHEAD, FIRST = "steady", "overhead", "first"
@@ -27,14 +32,6 @@ class Workload:
     self.name, self.title, self.kind, self.target = name, title, kind, target
     self.data, self.make, self.numpy = data, make, numpy
     self.check = check or (lambda out: out)
-
-
-def _rng():
-  return np.random.RandomState(0)
-
-
-def _normal(rng, *shape):
-  return rng.standard_normal(shape).astype(np.float32)
 
 
 # -- selu: the spec's elementwise function over 1M floats ---------------------
@@ -96,9 +93,6 @@ def _dot_numpy(d):
 
 # -- mlp: one training step, value_and_grad + Adam ----------------------------
 
-_LR, _B1, _B2, _EPS = 1e-3, 0.9, 0.999, 1e-8
-
-
 def _mlp_data(quick):
   batch, width, classes = (8, 16, 4) if quick else (128, 512, 10)
   rng = _rng()
@@ -110,34 +104,6 @@ def _mlp_data(quick):
   labels = rng.randint(0, classes, batch)
   return {"params": params, "x": _normal(rng, batch, width),
           "y": np.eye(classes, dtype=np.float32)[labels]}
-
-
-def mlp_loss(jax, jnp):
-  """The MLP workload's loss: relu layers, softmax cross-entropy."""
-
-  def loss(params, x, y):
-    h = x
-    for w, b in params[:-1]:
-      h = jnp.maximum(h @ w + b, 0.0)
-    w, b = params[-1]
-    logits = h @ w + b
-    m = jax.lax.stop_gradient(logits.max(-1, keepdims=True))
-    lse = m + jnp.log(jnp.exp(logits - m).sum(-1, keepdims=True))
-    return -jnp.mean(jnp.sum(y * (logits - lse), -1))
-
-  return loss
-
-
-def adam_update(jax, jnp, params, m, v, t, grads):
-  """One Adam update of ``params`` (moments ``m``, ``v``; step count ``t``)."""
-  tree_map = jax.tree_util.tree_map
-  t = t + 1
-  m = tree_map(lambda m, g: _B1 * m + (1 - _B1) * g, m, grads)
-  v = tree_map(lambda v, g: _B2 * v + (1 - _B2) * g * g, v, grads)
-  c1, c2 = 1 - _B1 ** t, 1 - _B2 ** t
-  params = tree_map(lambda p, m, v: p - _LR * (m / c1) / (jnp.sqrt(v / c2) + _EPS),
-                    params, m, v)
-  return params, m, v, t
 
 
 def _mlp_make(jax, jnp, d):
@@ -157,16 +123,6 @@ def _mlp_make(jax, jnp, d):
   return lambda: step(params, zeros, zeros, t, x, y)
 
 
-def _np_softmax_xent(logits, y):
-  """Mean softmax cross-entropy of ``logits`` against one-hot ``y``, and its
-  gradient w.r.t. the logits (the NumPy references' loss)."""
-  z = logits - logits.max(-1, keepdims=True)
-  e = np.exp(z)
-  s = e.sum(-1, keepdims=True)
-  value = -np.mean(np.sum(y * (z - np.log(s)), -1))
-  return value, (e / s - y) / np.float32(len(logits))
-
-
 def _mlp_numpy(d):
   params, x, y = d["params"], d["x"], d["y"]
   zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
@@ -183,17 +139,10 @@ def _mlp_numpy(d):
       grads[i] = (hs[i].T @ g, g.sum(0))
       if i:
         g = (g @ params[i][0].T) * (hs[i] > 0)
-    t = t + 1
-    c1, c2 = np.float32(1 - _B1 ** t), np.float32(1 - _B2 ** t)
-    new_p, new_m, new_v = [], [], []
-    for p_i, m_i, v_i, g_i in zip(params, m, v, grads):
-      mm = tuple(np.float32(_B1) * a + np.float32(1 - _B1) * b for a, b in zip(m_i, g_i))
-      vv = tuple(np.float32(_B2) * a + np.float32(1 - _B2) * b * b for a, b in zip(v_i, g_i))
-      new_p.append(tuple(p - np.float32(_LR) * (a / c1) / (np.sqrt(b / c2) + np.float32(_EPS))
-                         for p, a, b in zip(p_i, mm, vv)))
-      new_m.append(mm)
-      new_v.append(vv)
-    return new_p, new_m, new_v, t, value
+    flat = [[a for pair in tree for a in pair] for tree in (params, m, v, grads)]
+    new_p, new_m, new_v, t = np_adam_update(flat[0], flat[1], flat[2], t, flat[3])
+    pairs = lambda xs: list(zip(xs[::2], xs[1::2]))
+    return pairs(new_p), pairs(new_m), pairs(new_v), t, value
 
   return lambda: step(params, zeros, zeros, 0)
 
@@ -408,6 +357,93 @@ def _attention_numpy(d):
   return lambda: _attention_fn(np, d["q"], d["k"], d["v"])
 
 
+# -- reduce_axes: sum, max, logsumexp, mean over each axis and all -----------
+
+def _reduce_data(quick):
+  return {"x": _normal(_rng(), *((64, 48) if quick else (4096, 4096)))}
+
+
+def _reductions(xp, logsumexp, x):
+  """Twelve reductions: sum, max, logsumexp and mean along axis 0, 1, all."""
+  return tuple(r(x, axis) for axis in (0, 1, None)
+               for r in (lambda x, a: x.sum(a), lambda x, a: x.max(a), logsumexp,
+                         lambda x, a: xp.mean(x, a)))
+
+
+def _np_logsumexp(x, axis):
+  m = x.max(axis, keepdims=True)
+  out = np.log(np.exp(x - m).sum(axis, keepdims=True)) + m
+  return out.reshape(()) if axis is None else out.squeeze(axis)
+
+
+def _reduce_make(jax, jnp, d):
+  f = jax.jit(lambda x: _reductions(jnp, jax.nn.logsumexp, x))
+  x = jnp.asarray(d["x"])
+  return lambda: f(x)
+
+
+def _reduce_numpy(d):
+  return lambda: _reductions(np, _np_logsumexp, d["x"])
+
+
+# -- embedding: a table lookup and its gradient (a scatter-add) --------------
+
+def _embedding_data(quick):
+  rows, dim, n = (100, 8, 32) if quick else (50000, 256, 8192)
+  rng = _rng()
+  return {"table": _normal(rng, rows, dim), "idx": rng.randint(0, rows, n).astype(np.int32)}
+
+
+def _embedding_make(jax, jnp, d):
+  def loss(table, idx):
+    rows = table[idx]
+    return jnp.mean(rows * rows)
+
+  @jax.jit
+  def f(table, idx):
+    value, grad = jax.value_and_grad(loss)(table, idx)
+    return table[idx], value, grad
+
+  table, idx = jnp.asarray(d["table"]), jnp.asarray(d["idx"])
+  return lambda: f(table, idx)
+
+
+def _embedding_numpy(d):
+  table, idx = d["table"], d["idx"]
+
+  def run():
+    rows = table[idx]
+    grad = np.zeros_like(table)
+    np.add.at(grad, idx, np.float32(2 / rows.size) * rows)
+    return rows, np.mean(rows * rows), grad
+
+  return run
+
+
+# -- sort, cumsum: 1M float32 -------------------------------------------------
+
+def _vector_data(quick):
+  return {"x": _normal(_rng(), 1000 if quick else 1_000_000)}
+
+
+def _sort_make(jax, jnp, d):
+  f, x = jax.jit(lambda x: jnp.sort(x)), jnp.asarray(d["x"])
+  return lambda: f(x)
+
+
+def _sort_numpy(d):
+  return lambda: np.sort(d["x"])
+
+
+def _cumsum_make(jax, jnp, d):
+  f, x = jax.jit(lambda x: jnp.cumsum(x)), jnp.asarray(d["x"])
+  return lambda: f(x)
+
+
+def _cumsum_numpy(d):
+  return lambda: np.cumsum(d["x"])
+
+
 # -- random_normal: 4M standard normal samples from one key -------------------
 
 def _random_normal_data(quick):
@@ -551,6 +587,22 @@ WORKLOADS = [
              _rnn_data, _rnn_make, _rnn_numpy, _rnn_check),
     Workload("attention", "softmax attention, seq 512, dim 64", STEADY, 1.0,
              _attention_data, _attention_make, _attention_numpy),
+    Workload("reduce_axes", "sum, max, logsumexp, mean of 4096x4096 float32 "
+             "along axis 0, 1, all", STEADY, 1.0, _reduce_data, _reduce_make, _reduce_numpy),
+    Workload("embedding", "embedding lookup (8192 of 50000x256) + its gradient", STEADY, 1.0,
+             _embedding_data, _embedding_make, _embedding_numpy),
+    Workload("sort", "jnp.sort of 1M float32", STEADY, 1.0,
+             _vector_data, _sort_make, _sort_numpy),
+    Workload("cumsum", "jnp.cumsum of 1M float32", STEADY, 1.0,
+             _vector_data, _cumsum_make, _cumsum_numpy),
+    Workload("lstm_scan", "scan LSTM 200 steps (h=128, in 64, batch 32), fwd+bwd", STEADY,
+             1.0, models.lstm_data, models.lstm_make, models.lstm_numpy, models.lstm_check),
+    Workload("transformer_step", "transformer block step (seq 128, d 128, 4 heads, batch 8), "
+             "grad + Adam", STEADY, 1.0, models.transformer_data, models.transformer_make,
+             models.transformer_numpy, models.transformer_check),
+    Workload("per_example_grads", "vmap(grad) of a 784-128-10 MLP over 128 examples",
+             STEADY, 1.0, models.per_example_data, models.per_example_make,
+             models.per_example_numpy),
     Workload("random_normal", "4M random.normal samples (float32)", STEADY, 1.0,
              _random_normal_data, _random_normal_make, _random_normal_numpy),
     Workload("linear_solve", "jnp.linalg.solve 512x512 float32, 4 right-hand sides",

@@ -6,8 +6,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Listed here, not imported, so a workload dropped from the script fails the test.
 WORKLOADS = ("selu", "norm", "dot", "mlp_step", "convnet", "rnn_scan", "attention",
-             "random_normal", "linear_solve", "cholesky", "eigh", "eager_add", "jit_call",
-             "first_result")
+             "reduce_axes", "embedding", "sort", "cumsum", "lstm_scan", "transformer_step",
+             "per_example_grads", "random_normal", "linear_solve", "cholesky", "eigh",
+             "eager_add", "jit_call", "first_result")
 
 
 def _run(out, *extra):

@@ -206,8 +206,8 @@ config.define("purejax_malloc_tuning", True,
                    "on every large temporary; the process keeps up to its peak heap size.")
 config.define("purejax_debug", 0, kind=int,
               help="What to print to stderr: 1 (PUREJAX_DEBUG=1) each jaxpr jit traces; 2 "
-                   "also each fusion plan, its generated C source and the kernel cache's "
-                   "hits and compilations.")
+                   "also each fusion plan, the host steps it leaves to NumPy, its generated C "
+                   "source and the kernel cache's hits and compilations.")
 
 
 # [api extras flags] Flags of JAX's that purejax records, checks or refuses.

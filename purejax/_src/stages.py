@@ -95,13 +95,15 @@ class Compiled:
 
   def as_text(self):
     """The C source the ``cpu`` backend generated (waiting for a background
-    build).  On the ``numpy`` backend, the jaxpr it runs; on the ``cpu``
+    build), after a first comment line naming the host steps (``host_steps``).
+    On the ``numpy`` backend, the jaxpr it runs; on the ``cpu``
     backend when no C was generated, that jaxpr after a first ``#`` line
     saying why.  (JAX returns the optimized HLO.)"""
     exe = finished_executable(self._traced.executable())
     source = getattr(exe, "source", None)
     if source is not None:
-      return source
+      from purejax._src.backends.cpu import host_steps as hs
+      return f"{hs.c_comment(host_steps(self))}\n{source}"
     text = str(self._traced.jaxpr)
     if config.purejax_backend != "cpu":
       return text
@@ -131,6 +133,18 @@ class Compiled:
     leaves = tree_util.tree_leaves((args, kwargs))
     outs = _run_compiled(self._traced, self._traced.consts + leaves)
     return self._traced.out_tree.unflatten(outs)
+
+
+def host_steps(compiled):
+  """What the ``cpu`` backend runs on NumPy between its compiled kernels in
+  ``compiled`` (a ``Compiled``): one primitive name per host step, in order,
+  those in the bodies of host-step control flow as ``"scan body: sort"``;
+  every equation where nothing compiled.  Waits for a background build."""
+  from purejax._src.backends.cpu import host_steps as hs
+  plan = getattr(finished_executable(compiled._traced.executable()), "plan", None)
+  if plan is not None:
+    return hs.plan_host_steps(plan)
+  return hs.jaxpr_host_steps(compiled._traced.jaxpr.jaxpr)
 
 
 def finished_executable(exe):

@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from purejax._src.backends import numpy_backend, psum_fusion
-from purejax._src.backends.cpu import blas, fusion, program
+from purejax._src.backends.cpu import blas, fusion, host_steps, program
 from purejax._src.config import config
 from purejax._src.jaxpr import Literal
 
@@ -43,7 +43,8 @@ def compile_jaxpr(jaxpr, num_threads=None):
   plan = fusion.plan_jaxpr(jaxpr)
   if not plan.compiled_steps:
     if config.purejax_debug >= 2:
-      print(f"purejax: fusion plan (nothing to compile)\n{plan.describe()}", file=sys.stderr)
+      print(f"purejax: fusion plan (nothing to compile)\n{plan.describe()}\n"
+            f"{host_steps.c_comment(host_steps.plan_host_steps(plan))}", file=sys.stderr)
     return numpy_backend.compile_jaxpr(jaxpr)
   from purejax._src.backends.cpu import toolchain
   try:
@@ -52,8 +53,9 @@ def compile_jaxpr(jaxpr, num_threads=None):
       num_threads = config.purejax_num_threads
     source, segments = program.generate(plan, num_threads=num_threads, openmp=openmp)
     if config.purejax_debug >= 2:
-      print(f"purejax: fusion plan\n{plan.describe()}\npurejax: generated C\n{source}",
-            file=sys.stderr)
+      print(f"purejax: fusion plan\n{plan.describe()}\n"
+            f"{host_steps.c_comment(host_steps.plan_host_steps(plan))}\n"
+            f"purejax: generated C\n{source}", file=sys.stderr)
     lib = toolchain.compile_library(source, extra_flags=EXTRA_FLAGS)
   except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError) as e:
     _warn_once(str(e).splitlines()[0] if str(e) else type(e).__name__)

@@ -76,6 +76,12 @@ class Group:
     return f"kernel over {space}: {', '.join(names) or 'copy'} -> {len(self.outputs)} stored"
 
 
+def numpy_view(eqn):
+  """Whether ``eqn`` is a view a host step (or the jaxpr's outputs) gets from
+  NumPy: an index-only operation, which NumPy makes without computing."""
+  return eqn.primitive.name in _HOST_VIEW_PRIMS
+
+
 class HostStep:
   """An equation run by its NumPy ``impl``."""
 
