@@ -103,7 +103,7 @@ class Compiled:
     source = getattr(exe, "source", None)
     if source is not None:
       from purejax._src.backends.cpu import host_steps as hs
-      return f"{hs.c_comment(host_steps(self))}\n{source}"
+      return f"{hs.c_comment(host_steps(self), host_steps(self, library_calls=True))}\n{source}"
     text = str(self._traced.jaxpr)
     if config.purejax_backend != "cpu":
       return text
@@ -135,16 +135,18 @@ class Compiled:
     return self._traced.out_tree.unflatten(outs)
 
 
-def host_steps(compiled):
+def host_steps(compiled, library_calls=False):
   """What the ``cpu`` backend runs on NumPy between its compiled kernels in
   ``compiled`` (a ``Compiled``): one primitive name per host step, in order,
   those in the bodies of host-step control flow as ``"scan body: sort"``;
-  every equation where nothing compiled.  Waits for a background build."""
+  every equation where nothing compiled.  With ``library_calls``: the steps
+  that are one call into an optimized library instead (``"lu (LAPACK
+  getrf)"``).  Waits for a background build."""
   from purejax._src.backends.cpu import host_steps as hs
   plan = getattr(finished_executable(compiled._traced.executable()), "plan", None)
   if plan is not None:
-    return hs.plan_host_steps(plan)
-  return hs.jaxpr_host_steps(compiled._traced.jaxpr.jaxpr)
+    return hs.plan_host_steps(plan, library_calls=library_calls)
+  return hs.jaxpr_host_steps(compiled._traced.jaxpr.jaxpr, library_calls=library_calls)
 
 
 def finished_executable(exe):

@@ -40,6 +40,7 @@ def _cholesky_impl(x):
 
 
 cholesky_p = standard_primitive("cholesky", _cholesky_abstract_eval, _cholesky_impl)
+cholesky_p.library_call = "LAPACK potrf"
 cholesky_p.c_code = None
 cholesky_p.batch = front_batch_rule(cholesky_p)
 

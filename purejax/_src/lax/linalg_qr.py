@@ -34,6 +34,7 @@ def _qr_impl(x, *, pivoting, full_matrices, use_magma):
 
 qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_impl, multiple_results=True)
 qr_p.c_code = None
+qr_p.library_call = "LAPACK geqrf/geqp3 + orgqr"
 qr_p.batch = front_batch_rule(qr_p)
 
 
@@ -117,6 +118,7 @@ def _geqrf_impl(x):
 geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_impl,
                              multiple_results=True)
 geqrf_p.c_code = None
+geqrf_p.library_call = "LAPACK geqrf"
 geqrf_p.batch = front_batch_rule(geqrf_p)
 
 
@@ -153,6 +155,7 @@ def _householder_impl(a, taus):
 householder_product_p = standard_primitive(
     "householder_product", _householder_abstract_eval, _householder_impl)
 householder_product_p.c_code = None
+householder_product_p.library_call = "LAPACK orgqr"
 householder_product_p.batch = front_batch_rule(householder_product_p)
 
 

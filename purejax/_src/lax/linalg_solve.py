@@ -55,6 +55,7 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
 triangular_solve_p = standard_primitive(
     "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_impl)
 triangular_solve_p.c_code = None
+triangular_solve_p.library_call = "BLAS trsm"
 
 
 def _triangular_solve_jvp(primals, tangents, **params):
@@ -163,6 +164,7 @@ def _lu_impl(x):
 
 
 lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_impl, multiple_results=True)
+lu_p.library_call = "LAPACK getrf"
 lu_p.c_code = None
 lu_p.batch = front_batch_rule(lu_p)
 
@@ -349,6 +351,7 @@ def _tridiagonal_impl(dl, d, du, b, *, perturb_singular):
 tridiagonal_solve_p = standard_primitive(
     "tridiagonal_solve", _tridiagonal_abstract_eval, _tridiagonal_impl)
 tridiagonal_solve_p.c_code = None
+tridiagonal_solve_p.library_call = "LAPACK gtsv"
 
 
 def _tridiagonal_product(dl, d, du, b):

@@ -67,6 +67,7 @@ def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
 eigh_p = standard_primitive("eigh", _eigh_abstract_eval, _eigh_impl,
                             multiple_results=True)
 eigh_p.c_code = None
+eigh_p.library_call = "LAPACK syevd"
 eigh_p.batch = front_batch_rule(eigh_p)
 
 
@@ -128,6 +129,7 @@ def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
 
 
 eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_impl, multiple_results=True)
+eig_p.library_call = "LAPACK geev"
 eig_p.c_code = None
 eig_p.batch = front_batch_rule(eig_p)
 
@@ -236,6 +238,7 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
 
 
 svd_p = standard_primitive("svd", _svd_abstract_eval, _svd_impl, multiple_results=True)
+svd_p.library_call = "LAPACK gesdd"
 svd_p.c_code = None
 svd_p.batch = front_batch_rule(svd_p)
 

@@ -47,6 +47,22 @@ def _split_impl(x, *, sizes, axis):
 split_p = standard_primitive("split", _split_abstract_eval, _split_impl,
                              multiple_results=True)
 split_p.c_code = None
+
+
+def _split_c_expansion(x, *, sizes, axis):
+  """One slice per piece: views the C backend fuses into their readers."""
+  from purejax._src.lax.slicing import slice_p
+  shape, start, outs = x.aval.shape, 0, []
+  for size in sizes:
+    outs.append(slice_p.bind(
+        x, start_indices=tuple(start if a == axis else 0 for a in range(len(shape))),
+        limit_indices=tuple(start + int(size) if a == axis else d for a, d in enumerate(shape)),
+        strides=None))
+    start += int(size)
+  return outs
+
+
+split_p.c_expansion = _split_c_expansion
 ad.deflinear(split_p, lambda cts, operand, *, sizes, axis: [
     concatenate_p.bind(*cts, dimension=axis)])
 

@@ -463,6 +463,53 @@ def _pad_impl(x, padding_value, *, padding_config):
 pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_impl)
 
 
+def _pad_c_expansion(x, padding_value, *, padding_config):
+  """``pad`` from operations the C backend fuses or copies: per axis, the
+  interior gaps (each element followed by ``interior`` fills, the trailing
+  ones cut), then the positive edges (concatenated fills), then the
+  negative edges (a slice, which may also cut into the new fills)."""
+  from purejax._src.lax.slicing import slice_p
+
+  def fill(shape):
+    return broadcast_in_dim_p.bind(padding_value, shape=tuple(shape), broadcast_dimensions=(),
+                                   sharding=None)
+
+  def crop(x, axis, start, stop):
+    shape = x.aval.shape
+    return slice_p.bind(x, start_indices=tuple(start if a == axis else 0 for a in range(len(shape))),
+                        limit_indices=tuple(stop if a == axis else d for a, d in enumerate(shape)),
+                        strides=None)
+
+  for axis, (lo, hi, interior) in enumerate(padding_config):
+    shape = list(x.aval.shape)
+    n = shape[axis]
+    if interior and n > 1:
+      # x as [..., n, 1, ...] next to [..., n, interior, ...] fills, merged.
+      split = shape[:axis] + [n, 1] + shape[axis + 1:]
+      x = reshape_p.bind(x, new_sizes=tuple(split), dimensions=None, sharding=None)
+      x = concatenate_p.bind(x, fill(split[:axis + 1] + [interior] + split[axis + 2:]),
+                             dimension=axis + 1)
+      merged = shape[:axis] + [n * (interior + 1)] + shape[axis + 1:]
+      x = reshape_p.bind(x, new_sizes=tuple(merged), dimensions=None, sharding=None)
+      x = crop(x, axis, 0, n + (n - 1) * interior)
+    shape = list(x.aval.shape)
+    parts = []
+    for edge in (lo, None, hi):
+      if edge is None:
+        parts.append(x)
+      elif edge > 0:
+        parts.append(fill(shape[:axis] + [edge] + shape[axis + 1:]))
+    if len(parts) > 1:
+      x = concatenate_p.bind(*parts, dimension=axis)
+    if lo < 0 or hi < 0:
+      size = x.aval.shape[axis]
+      x = crop(x, axis, max(-lo, 0), size - max(-hi, 0))
+  return x
+
+
+pad_p.c_expansion = _pad_c_expansion
+
+
 def _pad_transpose(ct, operand, padding_value, *, padding_config):
   from purejax._src.lax.elementwise import sub_p
   from purejax._src.lax.slicing import slice_p

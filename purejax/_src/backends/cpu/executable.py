@@ -44,7 +44,7 @@ def compile_jaxpr(jaxpr, num_threads=None):
   if not plan.compiled_steps:
     if config.purejax_debug >= 2:
       print(f"purejax: fusion plan (nothing to compile)\n{plan.describe()}\n"
-            f"{host_steps.c_comment(host_steps.plan_host_steps(plan))}", file=sys.stderr)
+            f"{host_steps.plan_comment(plan)}", file=sys.stderr)
     return numpy_backend.compile_jaxpr(jaxpr)
   from purejax._src.backends.cpu import toolchain
   try:
@@ -54,7 +54,7 @@ def compile_jaxpr(jaxpr, num_threads=None):
     source, segments = program.generate(plan, num_threads=num_threads, openmp=openmp)
     if config.purejax_debug >= 2:
       print(f"purejax: fusion plan\n{plan.describe()}\n"
-            f"{host_steps.c_comment(host_steps.plan_host_steps(plan))}\n"
+            f"{host_steps.plan_comment(plan)}\n"
             f"purejax: generated C\n{source}", file=sys.stderr)
     lib = toolchain.compile_library(source, extra_flags=EXTRA_FLAGS)
   except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError) as e:
