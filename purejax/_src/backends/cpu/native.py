@@ -24,10 +24,13 @@ _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_g
 
 
 class NativeStep:
-  """A native equation; ``plans`` are its bodies' fusion plans, by name."""
+  """A native equation; ``plans`` are its bodies' fusion plans, by name;
+  ``inputs`` the values it reads (its operands, but a scatter's scalar
+  ``fill`` in place of the broadcast operand it stands for)."""
 
-  def __init__(self, eqn, plans=None, layout=None):
-    self.eqn, self.plans, self.layout = eqn, plans or {}, layout
+  def __init__(self, eqn, plans=None, layout=None, fill=None):
+    self.eqn, self.plans, self.layout, self.fill = eqn, plans or {}, layout, fill
+    self.inputs = list(eqn.invars) if fill is None else [fill] + list(eqn.invars[1:])
 
   def describe(self):
     inner = "".join(f"\n    {name}:\n" + "\n".join("  " + line for line in
@@ -45,8 +48,10 @@ def _plain(vars_):
   return all(codegen_ops.dtype_supported(v.aval.dtype) and _size(v.aval) > 0 for v in vars_)
 
 
-def analyze(eqn):
-  """A NativeStep for ``eqn``, or None when it must run on NumPy."""
+def analyze(eqn, views=None):
+  """A NativeStep for ``eqn``, or None when it must run on NumPy; ``views``
+  (var -> view equation) lets a scatter fill its output with the scalar a
+  broadcast operand repeats."""
   name = eqn.primitive.name
   if not _plain(list(eqn.invars) + list(eqn.outvars)):
     return None
@@ -58,7 +63,9 @@ def analyze(eqn):
   if name == "conv_general_dilated":
     return NativeStep(eqn) if conv.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
-    return NativeStep(eqn) if gather_scatter.supported(eqn) else None
+    if not gather_scatter.supported(eqn):
+      return None
+    return NativeStep(eqn, fill=gather_scatter.scalar_fill(eqn, views or {}))
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
   if name == "cond":
     bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
