@@ -28,6 +28,10 @@ SCATTERS = ("scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min
 # A gather or scatter touching at least this many elements runs on all threads.
 PARALLEL_MIN_POINTS = 1 << 15
 _ALIGN_BYTES = 64   # threads' output ranges start on cache lines
+# Scatters whose index rows update at least this many elements each run
+# them on all threads, each thread applying those in its own output range.
+_OWNED_MIN_WINDOW = 16
+_FILL_BLOCK = 1 << 14   # elements per parallel block initializing an output
 
 
 def supported(eqn):
@@ -58,7 +62,7 @@ def _prod(xs):
   return int(np.prod(xs, dtype=np.int64))
 
 
-def _row_starts(fn, indices, rank, index_map, operand_batching, indices_batching):
+def _row_starts(fn, step, indices, rank, index_map, operand_batching, indices_batching):
   """C lines (run inside ``for r``) setting ``st[d]``, the row's start in
   every operand dim."""
   batch_shape = indices.aval.shape[:-1]
@@ -66,7 +70,7 @@ def _row_starts(fn, indices, rank, index_map, operand_batching, indices_batching
   bstrides = strides(batch_shape)
   ct = codegen_ops.ctype(indices.aval.dtype)
   lines = [f"int64_t st[{max(1, rank)}] = {{0}};"]
-  lines += [f"st[{d}] = (int64_t)((const {ct}*){fn.ptr(indices)})[r * {nidx} + {j}];"
+  lines += [f"st[{d}] = (int64_t)((const {ct}*){fn.ptr(step.read(indices))})[r * {nidx} + {j}];"
             for j, d in enumerate(index_map)]
   lines += [f"st[{od}] = (r / {bstrides[idim]}) % {batch_shape[idim]};"
             for od, idim in zip(operand_batching, indices_batching)]
@@ -169,8 +173,8 @@ def emit_gather(step, fn):
   ostrides = strides(out.aval.shape)
   batch_out = [d for d in range(out.aval.ndim) if d not in dn.offset_dims]
   walk = _Walk(shape, window, kept, [ostrides[dn.offset_dims[i]] for i in range(len(kept))])
-  xs, ys = f"((const {ct}*){fn.ptr(x)})", f"(({ct}*){fn.ptr(out)})"
-  body = _row_starts(fn, indices, rank, dn.start_index_map, dn.operand_batching_dims,
+  xs, ys = f"((const {ct}*){fn.ptr(step.read(x))})", f"(({ct}*){fn.ptr(out)})"
+  body = _row_starts(fn, step, indices, rank, dn.start_index_map, dn.operand_batching_dims,
                      dn.start_indices_batching_dims)
   copy = f"for (int64_t j = 0; j < {walk.length}; j++) {ys}[yo + j] = {xs}[xo + j];"
   if p["mode"] == GatherScatterMode.FILL_OR_DROP:
@@ -226,25 +230,12 @@ def emit_scatter(step, fn):
   batch_shape = indices.aval.shape[:-1]
   walk = _Walk(shape, window, kept, [ustrides[dn.update_window_dims[i]]
                                      for i in range(len(kept))])
-  us, ys = f"((const {ct}*){fn.ptr(updates)})", f"(({ct}*){fn.ptr(out)})"
-  fill = getattr(step, "fill", None)
-  threaded = bool(_parallel_pragma(fn, size + _prod(ushape), "parallel"))
-  # This thread's range [lo, hi) of the output, in whole cache lines.
-  lines = ["int64_t lo = 0, hi = " + str(size) + ";"]
-  if threaded:
-    align = max(1, _ALIGN_BYTES // dtype.itemsize)
-    lines += ["extern int omp_get_thread_num(void), omp_get_num_threads(void);",
-              "{ const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();",
-              f"  const int64_t per = ({size} + nt - 1) / nt;",
-              f"  const int64_t chunk = (per + {align - 1}) / {align} * {align};",
-              f"  lo = t * chunk < {size} ? t * chunk : {size};",
-              f"  hi = lo + chunk < {size} ? lo + chunk : {size}; }}"]
-  if fill is not None:
-    lines.append(f"{{ const {ct} v = *{fn.ptr(fill)}; "
-                 f"for (int64_t i = lo; i < hi; i++) {ys}[i] = v; }}")
-  else:
-    lines.append(f"memcpy({ys} + lo, {fn.ptr(x)} + lo, (size_t)(hi - lo) * {dtype.itemsize});")
-  body = _row_starts(fn, indices, rank, dn.scatter_dims_to_operand_dims,
+  us, ys = f"((const {ct}*){fn.ptr(step.read(updates))})", f"(({ct}*){fn.ptr(out)})"
+  operand = None if step.fill is not None else fn.ptr(step.read(x))
+  init = (f"{{ const {ct} v = *{fn.ptr(step.fill)}; for (int64_t i = lo; i < hi; i++) "
+          f"{ys}[i] = v; }}" if operand is None else
+          f"memcpy({ys} + lo, {operand} + lo, (size_t)(hi - lo) * {dtype.itemsize});")
+  body = _row_starts(fn, step, indices, rank, dn.scatter_dims_to_operand_dims,
                      dn.operand_batching_dims, dn.scatter_indices_batching_dims)
   if p["mode"] == GatherScatterMode.CLIP:
     body += _clamp(shape, window, range(rank))
@@ -252,17 +243,40 @@ def emit_scatter(step, fn):
     body.append(f"if (!({_in_bounds(shape, window, dn.scatter_dims_to_operand_dims)})) "
                 "continue;")
   body += _row_offsets(shape, batch_shape, [ustrides[a] for a in scatter_axes])
-  body.append(f"if (base + {walk.span} < lo || base >= hi) continue;")
   update = _combine(eqn.primitive.name, dtype, f"{ys}[xo + j]", f"{us}[yo + j]")
-  if walk.length == 1 and not walk.loops:   # the row check above owns the one element
-    apply = [f"{{ const int64_t j = 0; {ys}[xo] = {update}; }}"]
-  else:
+  rows, per_row = _prod(batch_shape), _prod(window)
+  # Owning threads each walk every row; worth it only for rows of some
+  # length (a scalar per row makes the ownership test the work itself).
+  owned = per_row >= _OWNED_MIN_WINDOW and bool(
+      _parallel_pragma(fn, size + rows * per_row, "parallel"))
+  if owned:
+    body.append(f"if (base + {walk.span} < lo || base >= hi) continue;")
     apply = ["const int64_t j0 = lo > xo ? lo - xo : 0;",
              f"const int64_t j1 = hi - xo < {walk.length} ? hi - xo : {walk.length};",
              f"for (int64_t j = j0; j < j1; j++) {ys}[xo + j] = {update};"]
+  else:
+    apply = [f"for (int64_t j = 0; j < {walk.length}; j++) {ys}[xo + j] = {update};"]
   body += walk.nest(apply)
-  lines += [f"for (int64_t r = 0; r < {_prod(batch_shape)}; r++) {{"]
-  lines += ["  " + s for s in body] + ["}"]
-  head = _parallel_pragma(fn, size + _prod(ushape), "parallel") if threaded else []
-  fn.lines += [f"{{ /* {eqn.primitive.name} */"] + head + ["{"]
-  fn.lines += ["  " + s for s in lines] + ["}}"]
+  loop = [f"for (int64_t r = 0; r < {rows}; r++) {{"] + ["  " + s for s in body] + ["}"]
+  lines = [f"{{ /* {eqn.primitive.name} */"]
+  if owned:
+    align = max(1, _ALIGN_BYTES // dtype.itemsize)
+    # This thread's range [lo, hi) of the output, in whole cache lines.
+    region = ["extern int omp_get_thread_num(void), omp_get_num_threads(void);",
+              "const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();",
+              f"const int64_t chunk = (({size} + nt - 1) / nt + {align - 1}) / {align} * {align};",
+              f"const int64_t lo = t * chunk < {size} ? t * chunk : {size};",
+              f"const int64_t hi = lo + chunk < {size} ? lo + chunk : {size};",
+              init] + loop
+    lines += _parallel_pragma(fn, size + rows * per_row, "parallel")
+    lines += ["{"] + ["  " + s for s in region] + ["}"]
+  else:
+    # The output initialized in parallel blocks, the rows applied in order.
+    blocks = -(-size // _FILL_BLOCK)
+    lines += _parallel_pragma(fn, size, "parallel for schedule(static)")
+    lines += [f"for (int64_t b = 0; b < {blocks}; b++) {{",
+              f"  const int64_t lo = b * {_FILL_BLOCK}, "
+              f"hi = lo + {_FILL_BLOCK} < {size} ? lo + {_FILL_BLOCK} : {size};",
+              "  " + init, "}"]
+    lines += loop
+  fn.lines += lines + ["}"]
