@@ -288,3 +288,34 @@ def test_index_flags_change_nothing(unique, sorted_):
   want = real.jit(f)(x, u)
   for g, w in zip(got, want):
     np.testing.assert_allclose(g, np.asarray(w), rtol=1e-6, atol=1e-6)
+
+
+def test_scatters_into_broadcast_scalars_from_arguments_and_inside_loops():
+  idx = RNG.integers(0, 5000, 3000).astype(np.int32)
+  u = RNG.standard_normal((3000, 32)).astype(np.float32)
+  ui = RNG.integers(-9, 9, 3000).astype(np.int32)
+
+  def f(s, u, ui):
+    full = jnp.full((5000, 32), s).at[idx].add(u)
+    counts = jnp.full(5000, 3, np.int32).at[idx].max(ui)
+
+    def body(k, acc):
+      return acc + jnp.zeros((5000, 32), np.float32).at[idx].add(u * k)
+    return full, counts, jax.lax.fori_loop(0, 3, body, jnp.zeros((5000, 32), np.float32))
+
+  s = np.float32(0.25)
+  full, counts, looped = _same_bits_everywhere(f, s, u, ui)
+  want = np.full((5000, 32), s, np.float32)
+  np.add.at(want, idx, u)
+  assert full.tobytes() == want.tobytes()
+  want = np.full(5000, 3, np.int32)
+  np.maximum.at(want, idx, ui)
+  np.testing.assert_array_equal(counts, want)
+  want = np.zeros((5000, 32), np.float32)
+  for k in range(3):
+    step = np.zeros((5000, 32), np.float32)
+    np.add.at(step, idx, u * np.float32(k))
+    want = want + step
+  assert looped.tobytes() == want.tobytes()
+  plan = _plan(f, s, u, ui)
+  assert all(step.fill is not None for step in _native(plan, "scatter-add"))
