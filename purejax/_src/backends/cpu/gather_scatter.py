@@ -243,40 +243,48 @@ def emit_scatter(step, fn):
     body.append(f"if (!({_in_bounds(shape, window, dn.scatter_dims_to_operand_dims)})) "
                 "continue;")
   body += _row_offsets(shape, batch_shape, [ustrides[a] for a in scatter_axes])
-  update = _combine(eqn.primitive.name, dtype, f"{ys}[xo + j]", f"{us}[yo + j]")
+  combined = _combine(eqn.primitive.name, dtype, f"{ys}[xo + j]", f"{us}[yo + j]")
+  update = f"{ys}[xo + j] = {combined};"
   rows, per_row = _prod(batch_shape), _prod(window)
   # Owning threads each walk every row; worth it only for rows of some
   # length (a scalar per row makes the ownership test the work itself).
-  owned = per_row >= _OWNED_MIN_WINDOW and bool(
-      _parallel_pragma(fn, size + rows * per_row, "parallel"))
-  if owned:
-    body.append(f"if (base + {walk.span} < lo || base >= hi) continue;")
-    apply = ["const int64_t j0 = lo > xo ? lo - xo : 0;",
-             f"const int64_t j1 = hi - xo < {walk.length} ? hi - xo : {walk.length};",
-             f"for (int64_t j = j0; j < j1; j++) {ys}[xo + j] = {update};"]
+  pragma = _parallel_pragma(fn, size + rows * per_row, "parallel")
+  if per_row >= _OWNED_MIN_WINDOW and pragma:
+    lines = pragma + _owned_ranges(size, dtype, init, rows, body, walk, update)
   else:
-    apply = [f"for (int64_t j = 0; j < {walk.length}; j++) {ys}[xo + j] = {update};"]
-  body += walk.nest(apply)
-  loop = [f"for (int64_t r = 0; r < {rows}; r++) {{"] + ["  " + s for s in body] + ["}"]
-  lines = [f"{{ /* {eqn.primitive.name} */"]
-  if owned:
-    align = max(1, _ALIGN_BYTES // dtype.itemsize)
-    # This thread's range [lo, hi) of the output, in whole cache lines.
-    region = ["extern int omp_get_thread_num(void), omp_get_num_threads(void);",
-              "const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();",
-              f"const int64_t chunk = (({size} + nt - 1) / nt + {align - 1}) / {align} * {align};",
-              f"const int64_t lo = t * chunk < {size} ? t * chunk : {size};",
-              f"const int64_t hi = lo + chunk < {size} ? lo + chunk : {size};",
-              init] + loop
-    lines += _parallel_pragma(fn, size + rows * per_row, "parallel")
-    lines += ["{"] + ["  " + s for s in region] + ["}"]
-  else:
-    # The output initialized in parallel blocks, the rows applied in order.
-    blocks = -(-size // _FILL_BLOCK)
-    lines += _parallel_pragma(fn, size, "parallel for schedule(static)")
-    lines += [f"for (int64_t b = 0; b < {blocks}; b++) {{",
-              f"  const int64_t lo = b * {_FILL_BLOCK}, "
-              f"hi = lo + {_FILL_BLOCK} < {size} ? lo + {_FILL_BLOCK} : {size};",
-              "  " + init, "}"]
-    lines += loop
-  fn.lines += lines + ["}"]
+    lines = _in_order(fn, size, init, rows, body, walk, update)
+  fn.lines += [f"{{ /* {eqn.primitive.name} */"] + lines + ["}"]
+
+
+def _row_loop(rows, body):
+  return [f"for (int64_t r = 0; r < {rows}; r++) {{"] + ["  " + s for s in body] + ["}"]
+
+
+def _owned_ranges(size, dtype, init, rows, body, walk, update):
+  """A parallel region: each thread initializes its range [lo, hi) of the
+  output (whole cache lines) and applies, in row order, the updates in it."""
+  align = max(1, _ALIGN_BYTES // dtype.itemsize)
+  body = body + [f"if (base + {walk.span} < lo || base >= hi) continue;"]
+  body += walk.nest(["const int64_t j0 = lo > xo ? lo - xo : 0;",
+                     f"const int64_t j1 = hi - xo < {walk.length} ? hi - xo : {walk.length};",
+                     f"for (int64_t j = j0; j < j1; j++) {update}"])
+  region = ["extern int omp_get_thread_num(void), omp_get_num_threads(void);",
+            "const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();",
+            f"const int64_t chunk = (({size} + nt - 1) / nt + {align - 1}) / {align} * {align};",
+            f"const int64_t lo = t * chunk < {size} ? t * chunk : {size};",
+            f"const int64_t hi = lo + chunk < {size} ? lo + chunk : {size};",
+            init] + _row_loop(rows, body)
+  return ["{"] + ["  " + s for s in region] + ["}"]
+
+
+def _in_order(fn, size, init, rows, body, walk, update):
+  """The output initialized in parallel blocks, then the rows applied in
+  order on one thread."""
+  blocks = -(-size // _FILL_BLOCK)
+  lines = _parallel_pragma(fn, size, "parallel for schedule(static)")
+  lines += [f"for (int64_t b = 0; b < {blocks}; b++) {{",
+            f"  const int64_t lo = b * {_FILL_BLOCK}, "
+            f"hi = lo + {_FILL_BLOCK} < {size} ? lo + {_FILL_BLOCK} : {size};",
+            "  " + init, "}"]
+  body = body + walk.nest([f"for (int64_t j = 0; j < {walk.length}; j++) {update}"])
+  return lines + _row_loop(rows, body)
