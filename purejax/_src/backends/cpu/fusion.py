@@ -251,9 +251,9 @@ class _Planner:
     if not fusible(eqn):
       if eqn.primitive.name == "dot_general":
         eqn = self._fold_transposes(eqn)
-      step = native.analyze(eqn)
+      step = native.analyze(eqn, self.views)
       reader = _NATIVE if step is not None else None
-      for v in eqn.invars:
+      for v in (step.inputs if step is not None else eqn.invars):
         self.touch(v, reader)
       self.steps.append(step or HostStep(eqn))
       return

@@ -24,10 +24,20 @@ _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_g
 
 
 class NativeStep:
-  """A native equation; ``plans`` are its bodies' fusion plans, by name."""
+  """A native equation; ``plans`` are its bodies' fusion plans, by name;
+  ``inputs`` the stored values it reads: its operands, each possibly
+  replaced by the value it is a same-layout view of (``sources``), and a
+  scatter's scalar ``fill`` in place of the broadcast operand it stands for."""
 
-  def __init__(self, eqn, plans=None, layout=None):
-    self.eqn, self.plans, self.layout = eqn, plans or {}, layout
+  def __init__(self, eqn, plans=None, layout=None, fill=None, sources=None):
+    self.eqn, self.plans, self.layout, self.fill = eqn, plans or {}, layout, fill
+    self.sources = sources or {}
+    operands = list(eqn.invars) if fill is None else [fill] + list(eqn.invars[1:])
+    self.inputs = [self.read(v) for v in operands]
+
+  def read(self, v):
+    """The stored value holding ``v``'s elements in ``v``'s C order."""
+    return self.sources.get(v, v)
 
   def describe(self):
     inner = "".join(f"\n    {name}:\n" + "\n".join("  " + line for line in
@@ -45,8 +55,10 @@ def _plain(vars_):
   return all(codegen_ops.dtype_supported(v.aval.dtype) and _size(v.aval) > 0 for v in vars_)
 
 
-def analyze(eqn):
-  """A NativeStep for ``eqn``, or None when it must run on NumPy."""
+def analyze(eqn, views=None):
+  """A NativeStep for ``eqn``, or None when it must run on NumPy; ``views``
+  (var -> view equation) lets a scatter fill its output with the scalar a
+  broadcast operand repeats."""
   name = eqn.primitive.name
   if not _plain(list(eqn.invars) + list(eqn.outvars)):
     return None
@@ -58,7 +70,11 @@ def analyze(eqn):
   if name == "conv_general_dilated":
     return NativeStep(eqn) if conv.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
-    return NativeStep(eqn) if gather_scatter.supported(eqn) else None
+    if not gather_scatter.supported(eqn):
+      return None
+    views = views or {}
+    sources = {v: same_layout_source(v, views) for v in eqn.invars}
+    return NativeStep(eqn, fill=gather_scatter.scalar_fill(eqn, views), sources=sources)
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
   if name == "cond":
     bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
@@ -72,6 +88,26 @@ def analyze(eqn):
       return None
     plans[body] = plan
   return NativeStep(eqn, plans)
+
+
+def _same_layout(eqn):
+  """Whether view ``eqn`` only renames its operand's shape (its elements in
+  the same C order): a reshape, a squeeze, a broadcast adding unit dims."""
+  name = eqn.primitive.name
+  if name in ("reshape", "squeeze"):
+    return name == "squeeze" or eqn.params.get("dimensions") is None
+  if name == "broadcast_in_dim":
+    dims = list(eqn.params["broadcast_dimensions"])
+    return (dims == sorted(dims) and eqn.invars[0].aval.shape != () and
+            _size(eqn.invars[0].aval) == _size(eqn.outvars[0].aval))
+  return False
+
+
+def same_layout_source(v, views):
+  """The value ``v`` (a view) reshapes, following such views, or ``v``."""
+  while type(v) is not Literal and v in views and _same_layout(views[v]):
+    v = views[v].invars[0]
+  return v
 
 
 def _complete_plan(closed):

@@ -90,7 +90,7 @@ class _Unit:
 def _reads(unit, plan, step):
   if type(step) is Group:
     return unit.kernel(plan, step).inputs
-  return [v for v in step.eqn.invars if type(v) is not Literal]
+  return [v for v in step.inputs if type(v) is not Literal]
 
 
 def _writes(step):
