@@ -23,7 +23,10 @@ def supported(eqn):
     return True
   if name == "scatter":
     return eqn.params.get("update_jaxpr") is None
-  return name in SCATTERS and np.dtype(eqn.outvars[0].aval.dtype) != np.bool_
+  dtype = np.dtype(eqn.outvars[0].aval.dtype)
+  if codegen_ops.is_half(dtype) or dtype.kind == "c":   # their combiners are not C's
+    return False                                          # operators on stored values
+  return name in SCATTERS and dtype != np.bool_
 
 
 def _prod(xs):
@@ -101,7 +104,7 @@ def emit_gather(step, fn):
   shape, window = tuple(x.aval.shape), tuple(p["slice_sizes"])
   rank = len(shape)
   dtype = np.dtype(x.aval.dtype)
-  ct = codegen_ops.ctype(dtype)
+  ct = codegen_ops.storage_ctype(dtype)
   batch_shape = indices.aval.shape[:-1]
   dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
   kept = [d for d in range(rank) if d not in dropped]
@@ -112,7 +115,7 @@ def emit_gather(step, fn):
   if check:
     with np.errstate(invalid="ignore", over="ignore"):
       value = np.array(p["fill_value"] if p["fill_value"] is not None else 0).astype(dtype)
-    fill = codegen_ops.literal(value[()], dtype)
+    fill = codegen_ops.storage_literal(value[()], dtype)
   xs, ys = f"((const {ct}*){fn.ptr(x)})", f"(({ct}*){fn.ptr(out)})"
   body = _row_starts(fn, indices, rank, dn.start_index_map, dn.operand_batching_dims,
                      dn.start_indices_batching_dims)
@@ -150,7 +153,7 @@ def emit_scatter(step, fn):
   shape, ushape = tuple(x.aval.shape), tuple(updates.aval.shape)
   rank = len(shape)
   dtype = np.dtype(x.aval.dtype)
-  ct = codegen_ops.ctype(dtype)
+  ct = codegen_ops.storage_ctype(dtype)
   dropped = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
   kept = [d for d in range(rank) if d not in dropped]
   window = [1] * rank
