@@ -353,12 +353,12 @@ class _KernelBuilder:
         lanes = f"[{LANES}]" + size
         decls.append((f"{ct} {names[0]}{lanes}", names[0], init, ("lanes", ct, op)))
         folds += r.combine([f"{names[0]}[rl]{lane}"], val)
-        final = r.final([f'a{n}_t' + lane])
+        final = codegen_ops.round_to(r.final([f'a{n}_t' + lane]), x)
         finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
         continue
       decls += [(f"{ct} {nm}{size}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
       folds += r.combine([nm + lane for nm in names], val)
-      final = r.final([nm + lane for nm in names])
+      final = codegen_ops.round_to(r.final([nm + lane for nm in names]), x)
       finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
     return decls, folds, finals, second
 

@@ -22,9 +22,9 @@ _CTYPES = {
     "complex64": "float _Complex", "complex128": "double _Complex",
 }
 # Half-precision floats are stored as their bits and computed as floats
-# (``load``/``store`` convert, ``round_to`` rounds each result).
-_HALF = {"float16": ("pj_h2f", "pj_f2h", "pj_round_f16"),
-         "bfloat16": ("pj_bf2f", "pj_f2bf", "pj_round_bf16")}
+# (``load``/``store`` convert exactly, ``round_to`` rounds each result).
+_HALF = {"float16": ("pj_h2f", "pj_store_f16", "pj_round_f16"),
+         "bfloat16": ("pj_bf2f", "pj_store_bf16", "pj_round_bf16")}
 
 
 def ctype(dtype):
@@ -51,7 +51,8 @@ def load(expr, dtype):
 
 
 def store(expr, dtype):
-  """Value ``expr`` of ``dtype`` as its storage_ctype."""
+  """Value ``expr`` of ``dtype`` (a half float's value already rounded to
+  it) as its storage_ctype."""
   return f"{_HALF[np.dtype(dtype).name][1]}({expr})" if is_half(dtype) else expr
 
 
@@ -307,7 +308,9 @@ def _integer_pow(ctx, args, ins, out, params):
       base = mul(base, base)
   if y > 0:
     return result
-  return f"pj_crecip{_fsuffix(out)}({result})" if _kind(out) == "c" else f"(({ct})1 / {result})"
+  if _kind(out) == "c":
+    return f"pj_crecip{_fsuffix(out)}({result})"
+  return round_to(f"(({ct})1 / {result})", out)
 
 
 # -- binary ------------------------------------------------------------------------

@@ -167,9 +167,10 @@ def vector_math_declarations():
 # float32 exactly) and rounded back to their type after every operation, as
 # XLA does on the CPU; stored as their bits (uint16_t).  The conversions are
 # bit manipulation (no compiler _Float16 support is needed), branch-free so
-# that loops over them vectorize.  float -> 16 bits rounds to nearest even;
-# a NaN keeps its sign and is quieted (float16 keeps the payload's top bits,
-# bfloat16 none), as XLA converts.
+# that loops over them vectorize.  Rounding (pj_round_*) goes to nearest
+# even; a NaN keeps its sign and is quieted (float16 keeps the payload's top
+# bits, bfloat16 none), as XLA converts.  Storing (pj_store_*) takes a value
+# already of the type and keeps every bit (a NaN's payload too).
 PRELUDE += r"""
 static inline float pj_h2f(uint16_t h) {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
@@ -177,7 +178,7 @@ static inline float pj_h2f(uint16_t h) {
   const uint32_t big = e == 31 ? 0x7f800000u | (m << 13) : ((e + 112) << 23) | (m << 13);
   return pj_f_from_bits((e == 0 ? pj_bitsf(sub) : big) | sign);
 }
-static inline uint16_t pj_f2h(float f) {
+static inline uint16_t pj_f2h_nan(float f, uint32_t quiet) {
   const uint32_t x = pj_bitsf(f), a = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
   /* Below 2^-14: adding 0.5f rounds |f| to a multiple of 2^-24 (to nearest
      even, by the FPU), whose count is then in the low bits. */
@@ -185,7 +186,7 @@ static inline uint16_t pj_f2h(float f) {
   /* Normal: rebias the exponent, round the 13 dropped bits to nearest even
      (a carry may reach the exponent, up to infinity). */
   const uint32_t norm = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
-  const uint32_t h = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu)
+  const uint32_t h = a > 0x7f800000u ? 0x7c00u | quiet | ((a >> 13) & 0x3ffu)
                    : a >= 0x47800000u ? 0x7c00u : a < 0x38800000u ? sub : norm;
   return (uint16_t)(h | sign);
 }
@@ -195,6 +196,9 @@ static inline uint16_t pj_f2bf(float f) {
   const uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? ((x >> 16) & 0x8000u) | 0x7fc0u : r);
 }
+static inline uint16_t pj_f2h(float f) { return pj_f2h_nan(f, 0x200u); }
+static inline uint16_t pj_store_f16(float f) { return pj_f2h_nan(f, 0); }
+static inline uint16_t pj_store_bf16(float f) { return (uint16_t)(pj_bitsf(f) >> 16); }
 static inline float pj_round_f16(float f) { return pj_h2f(pj_f2h(f)); }
 static inline float pj_round_bf16(float f) { return pj_bf2f(pj_f2bf(f)); }
 """
