@@ -430,3 +430,19 @@ def test_complex_against_jax(dtype, x64):
   np.testing.assert_allclose(_compiled(lambda v: jnp.sum(v, axis=0), x),
                              real_jax.jit(lambda v: real_jax.numpy.sum(v, axis=0))(x),
                              rtol=_rtol(dtype) * 50)
+
+
+@pytest.mark.parametrize("dtype", [F16, BF16, np.dtype(np.complex64)], ids=str)
+def test_data_movement_and_loops(dtype):
+  """Gathers, dynamic slices, concatenation and scan bodies on these dtypes
+  compile (native steps) and give the NumPy backend's bits."""
+  x = RNG.standard_normal((64, 32)).astype(np.float32).astype(dtype)
+  idx = np.array([3, 1, 60], np.int32)
+
+  def f(v, i):
+    carry, _ = lax.scan(lambda c, r: (c * 0.5 + r, c), v[0], v)
+    return (v[i] * 2, lax.dynamic_slice(v, (i[0], 2), (4, 4)) + 1,
+            jnp.concatenate([v, v * 2]), carry, v.at[i].set(1))
+
+  for g, w in zip(_compiled(f, x, idx), _numpy_tier(f, x, idx)):
+    _same_bits(g, w)
