@@ -32,8 +32,25 @@ def _convert_impl(x, *, new_dtype, weak_type):
       # 64-bit maxima round up to 2**63 / 2**64 in float64: the clip alone
       # would let those values wrap around.
       return np.where(wide >= 2.0 ** (info.bits - (info.min < 0)), info.max, out)
+  if new_dtype == dtypes.float16 and old in (np.float32, np.float64):
+    return _to_float16(x)
   with np.errstate(all="ignore"):
     return x.astype(new_dtype)
+
+
+def _to_float16(x):
+  """float32/float64 to float16 as XLA converts: float64 through float32,
+  and a NaN quieted, keeping its sign and the payload's top bits (NumPy
+  keeps a signaling NaN signaling)."""
+  with np.errstate(all="ignore"):
+    x = np.asarray(x).astype(np.float32)
+    out = x.astype(np.float16)
+  nan = np.isnan(x)
+  if nan.any():
+    bits = x.view(np.uint32)
+    quiet = ((bits >> 16) & 0x8000) | 0x7e00 | ((bits >> 13) & 0x3ff)
+    out = np.where(nan, quiet.astype(np.uint16), out.view(np.uint16)).view(np.float16)
+  return out
 
 
 def _convert_abstract_eval(x, *, new_dtype, weak_type):

@@ -22,14 +22,19 @@ the same on every CPU; threads only ever take whole outputs or whole
 blocks.  float32 sums accumulate in float64 (more accurate than NumPy's
 pairwise float32 sum), products in their own type (the same overflows);
 float64 sums' error grows as BLOCK / LANES + log2(n / BLOCK) ulps at worst.
-Other dtypes (integers wrap around exactly; half-precision floats
-accumulate in float32, as XLA does) need no fixed order here.
+Half-precision floats are reduced as their float32 values (so sums
+accumulate in float64, products in float32), the result rounded to float32
+and then to the half type.  Integers (which wrap around exactly) need no
+fixed order.
 """
 import numpy as np
 
+from purejax._src import dtypes
+
 LANES = 64
 BLOCK = 4096
-ORDERED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+HALF_DTYPES = (dtypes.float16, dtypes.bfloat16)
+ORDERED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + HALF_DTYPES
 
 
 def accumulator(dtype, op):
@@ -46,7 +51,9 @@ def blocks(n):
 
 def ordered_reduce(x, axes, op):
   """``x`` summed (op "+") or multiplied ("*") over ``axes`` in the fixed
-  order; ``x`` is a float32/float64 NumPy array."""
+  order; ``x`` is a NumPy array of an ORDERED_DTYPES dtype."""
+  if x.dtype in HALF_DTYPES:
+    return ordered_reduce(x.astype(np.float32), axes, op).astype(x.dtype)
   ufunc = np.add if op == "+" else np.multiply
   identity = 0.0 if op == "+" else 1.0
   acc = accumulator(x.dtype, op)

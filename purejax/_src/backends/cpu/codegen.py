@@ -161,7 +161,8 @@ class _KernelBuilder:
     if eqn is None and not self.plan.stored_before(v, self.group):
       eqn = self.plan.views.get(v)
     if eqn is None:
-      expr = f"{self.param(v)}[{self.ix(flatten(idx, v.aval.shape))}]"
+      expr = codegen_ops.load(f"{self.param(v)}[{self.ix(flatten(idx, v.aval.shape))}]",
+                              v.aval.dtype)
     else:
       expr = self._apply(eqn, idx)
     if not expr.isidentifier():
@@ -173,17 +174,18 @@ class _KernelBuilder:
     name, params = eqn.primitive.name, eqn.params
     out = eqn.outvars[0].aval
     if name == "iota":
-      return f"(({codegen_ops.ctype(out.dtype)})({self.ix(idx[params['dimension']])}))"
+      return codegen_ops.round_to(
+          f"(({codegen_ops.ctype(out.dtype)})({self.ix(idx[params['dimension']])}))", out.dtype)
     if name in ("broadcast_in_dim", "reshape", "squeeze", "transpose", "slice", "rev"):
       return self.value(eqn.invars[0], _view_index(eqn, idx, self.sizes))
     if name == "dot_general":   # without contraction: a product at mapped indices
       args = [self.value(u, i) for u, i in zip(eqn.invars, _outer_product_index(eqn, idx))]
-      _, emit = codegen_ops.OPS["mul"]
-      return emit(self, args, [u.aval.dtype for u in eqn.invars], out.dtype, {})
+      return codegen_ops.emit(self, "mul", args, [u.aval.dtype for u in eqn.invars],
+                              out.dtype, {})
     args = [self.value(u, _broadcast_index(tuple(u.aval.shape), tuple(out.shape), idx))
             for u in eqn.invars]
-    _, emit = codegen_ops.OPS[name]
-    return emit(self, args, [u.aval.dtype for u in eqn.invars], out.dtype, params)
+    return codegen_ops.emit(self, name, args, [u.aval.dtype for u in eqn.invars], out.dtype,
+                            params)
 
   # the kernel --------------------------------------------------------------------
 
@@ -196,7 +198,8 @@ class _KernelBuilder:
       if any(e.outvars[0] is v for e in g.reductions):
         continue
       val = self.value(v, ident)
-      stores.append((self._out(v), self.ix(flatten(ident, shape)), val))
+      stores.append((self._out(v), self.ix(flatten(ident, shape)),
+                     codegen_ops.store(val, v.aval.dtype)))
     axes = g.axes or ()
     kept = tuple(Ix.dim(d) for d in range(len(shape)) if d not in axes)
     for e in g.reductions:
@@ -262,9 +265,9 @@ class _KernelBuilder:
     return [f"#pragma omp {text}{threads if text.startswith('parallel') else ''}"]
 
   def _emit(self, nest, loops, body, reductions):
-    params = [f"const {codegen_ops.ctype(v.aval.dtype)}* restrict p{i}"
+    params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}* restrict p{i}"
               for i, v in enumerate(self.inputs)]
-    params += [f"{codegen_ops.ctype(v.aval.dtype)}* restrict q{i}"
+    params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}* restrict q{i}"
                for i, v in enumerate(self.outputs)]
     head = f"static void {self.name}({', '.join(params)}) {{"
     total = int(np.prod(self.sizes, dtype=np.int64))
@@ -350,11 +353,13 @@ class _KernelBuilder:
         lanes = f"[{LANES}]" + size
         decls.append((f"{ct} {names[0]}{lanes}", names[0], init, ("lanes", ct, op)))
         folds += r.combine([f"{names[0]}[rl]{lane}"], val)
-        finals.append(f"{out}[{where}] = {r.final([f'a{n}_t' + lane])};")
+        final = codegen_ops.round_to(r.final([f'a{n}_t' + lane]), x)
+        finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
         continue
       decls += [(f"{ct} {nm}{size}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
       folds += r.combine([nm + lane for nm in names], val)
-      finals.append(f"{out}[{where}] = {r.final([nm + lane for nm in names])};")
+      final = codegen_ops.round_to(r.final([nm + lane for nm in names]), x)
+      finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
     return decls, folds, finals, second
 
   def _emit_scalar_reduce(self, nest, loops, body, reductions, parallel):

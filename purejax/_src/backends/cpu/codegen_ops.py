@@ -18,24 +18,62 @@ _CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
     "uint64": "uint64_t", "float32": "float", "float64": "double",
+    "float16": "float", "bfloat16": "float",
+    "complex64": "float _Complex", "complex128": "double _Complex",
 }
+# Half-precision floats are stored as their bits and computed as floats
+# (``load``/``store`` convert exactly, ``round_to`` rounds each result).
+_HALF = {"float16": ("pj_h2f", "pj_store_f16", "pj_round_f16"),
+         "bfloat16": ("pj_bf2f", "pj_store_bf16", "pj_round_bf16")}
 
 
 def ctype(dtype):
+  """The C type of ``dtype``'s values in expressions (float for half floats)."""
   return _CTYPES[np.dtype(dtype).name]
+
+
+def storage_ctype(dtype):
+  """The C type of ``dtype``'s elements in memory."""
+  return "uint16_t" if is_half(dtype) else ctype(dtype)
 
 
 def dtype_supported(dtype):
   return np.dtype(dtype).name in _CTYPES
 
 
+def is_half(dtype):
+  return np.dtype(dtype).name in _HALF
+
+
+def load(expr, dtype):
+  """The value of element ``expr`` (a storage_ctype lvalue) of ``dtype``."""
+  return f"{_HALF[np.dtype(dtype).name][0]}({expr})" if is_half(dtype) else expr
+
+
+def store(expr, dtype):
+  """Value ``expr`` of ``dtype`` (a half float's value already rounded to
+  it) as its storage_ctype."""
+  return f"{_HALF[np.dtype(dtype).name][1]}({expr})" if is_half(dtype) else expr
+
+
+def round_to(expr, dtype):
+  """A float result ``expr`` rounded to ``dtype`` when that is a half float."""
+  return f"{_HALF[np.dtype(dtype).name][2]}({expr})" if is_half(dtype) else expr
+
+
 def _kind(dtype):
   dtype = np.dtype(dtype)
-  return "b" if dtype == np.bool_ else dtype.kind   # b, i, u, f
+  if dtype == np.bool_:
+    return "b"
+  return "f" if dtype.name in _HALF else dtype.kind   # b, i, u, f, c
 
 
 def _bits(dtype):
   return np.dtype(dtype).itemsize * 8
+
+
+def _real_dtype(dtype):
+  return np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else np.float64)
 
 
 def wide_unsigned(dtype):
@@ -48,7 +86,8 @@ def _same_unsigned(dtype):
 
 
 def _fsuffix(dtype):
-  return "f" if np.dtype(dtype) == np.float32 else ""
+  """The suffix of C math functions on ``dtype`` (or its real parts)."""
+  return "f" if np.dtype(dtype).itemsize <= 4 or np.dtype(dtype) == np.complex64 else ""
 
 
 def literal(value, dtype):
@@ -56,6 +95,12 @@ def literal(value, dtype):
   dtype = np.dtype(dtype)
   kind, ct = _kind(dtype), ctype(dtype)
   value = np.asarray(value).astype(dtype)[()]
+  if kind == "c":
+    real = _real_dtype(dtype)
+    return (f"__builtin_complex({literal(value.real, real)}, "
+            f"{literal(value.imag, real)})")
+  if is_half(dtype):
+    value = np.float32(value)
   if kind == "b":
     return "1" if value else "0"
   if kind == "f":
@@ -70,6 +115,14 @@ def literal(value, dtype):
   if v == -(1 << 63):
     return "((int64_t)(-9223372036854775807LL - 1))"
   return f"(({ct}){v}LL)"
+
+
+def storage_literal(value, dtype):
+  """``literal`` as stored in memory (half floats: their bits)."""
+  if is_half(dtype):
+    bits = int(np.asarray(value).astype(dtype).reshape(1).view(np.uint16)[0])
+    return f"((uint16_t){bits:#06x})"
+  return literal(value, dtype)
 
 
 def lowest(dtype):
@@ -100,6 +153,21 @@ def _numeric(ins, out, params):
   return all(_kind(d) in "iuf" for d in ins)
 
 
+def _number(ins, out, params):
+  return all(_kind(d) in "iufc" for d in ins)
+
+
+def _real(ins, out, params):
+  return all(_kind(d) != "c" for d in list(ins) + [out])
+
+
+def _complex_or(pred):
+  """``pred``, or complex operands."""
+  def supports(ins, out, params):
+    return all(_kind(d) == "c" for d in ins) or pred(ins, out, params)
+  return supports
+
+
 def _any(ins, out, params):
   return True
 
@@ -114,17 +182,24 @@ def _ints(ins, out, params):
 
 # -- unary -------------------------------------------------------------------------
 
+# Complex functions by name: glibc's, or NumPy's formulas (prelude).
+_COMPLEX_MATH = {"exp": "cexp", "log": "clog", "sqrt": "csqrt", "sin": "csin", "cos": "ccos",
+                 "tanh": "ctanh", "expm1": "pj_cexpm1", "log1p": "pj_clog1p"}
+
+
 def _math(name):
   def emit(ctx, args, ins, out, params):
-    if name in ("exp", "log", "tanh") and np.dtype(ins[0]) == np.float32:
+    if _kind(ins[0]) == "c":
+      return f"{_COMPLEX_MATH[name]}{_fsuffix(ins[0])}({args[0]})"
+    if name in ("exp", "log", "tanh") and ctype(ins[0]) == "float":
       return f"pj_{name}f({args[0]})"
     return f"{name}{_fsuffix(ins[0])}({args[0]})"
-  return (_floats, emit)
+  return (_complex_or(_floats) if name in _COMPLEX_MATH else _floats, emit)
 
 
 def _neg(ctx, args, ins, out, params):
   a, = args
-  if _kind(out) == "f":
+  if _kind(out) in "fc":
     return f"(-{a})"
   return f"(({ctype(out)})(({wide_unsigned(out)})0 - ({wide_unsigned(out)}){a}))"
 
@@ -132,6 +207,8 @@ def _neg(ctx, args, ins, out, params):
 def _sign(ctx, args, ins, out, params):
   a, = args
   kind, ct = _kind(out), ctype(out)
+  if kind == "c":
+    return f"pj_csign{_fsuffix(out)}({a})"
   if kind == "f":
     return f"(({a} == 0 || {a} != {a}) ? {a} : ({a} > 0 ? ({ct})1 : ({ct})-1))"
   if kind == "u":
@@ -141,6 +218,8 @@ def _sign(ctx, args, ins, out, params):
 
 def _abs(ctx, args, ins, out, params):
   a, = args
+  if _kind(ins[0]) == "c":
+    return f"pj_cabs{_fsuffix(ins[0])}({a})"
   if _kind(out) == "f":
     return f"fabs{_fsuffix(out)}({a})"
   u = wide_unsigned(out)
@@ -151,7 +230,9 @@ def _wrap_binary(op):
   """An arithmetic op: floats directly, integers wrapping in unsigned types."""
   def emit(ctx, args, ins, out, params):
     a, b = args
-    if _kind(out) == "f":
+    if _kind(out) == "c" and op == "*":   # NumPy's product (C's recovers infinities)
+      return f"pj_cmul{_fsuffix(out)}({a}, {b})"
+    if _kind(out) in "fc":
       return f"({a} {op} {b})"
     u = wide_unsigned(out)
     return f"(({ctype(out)})(({u}){a} {op} ({u}){b}))"
@@ -213,16 +294,23 @@ def _integer_pow(ctx, args, ins, out, params):
   y = int(params["y"])
   ct = ctype(out)
   if y == 0:
-    return f"(({ct})1)"
-  mul = _wrap_binary("*")
+    return literal(1, out)
+
+  def mul(a, b):   # each product rounded (half floats), as a chain of mul
+    return ctx.tmp(ct, round_to(_wrap_binary("*")(ctx, [a, b], ins, out, {}), out))
+
   n, result, base = abs(y), None, x
   while n:
     if n & 1:
-      result = base if result is None else ctx.tmp(ct, mul(ctx, [result, base], ins, out, {}))
+      result = base if result is None else mul(result, base)
     n >>= 1
     if n:
-      base = ctx.tmp(ct, mul(ctx, [base, base], ins, out, {}))
-  return f"(({ct})1 / {result})" if y < 0 else result
+      base = mul(base, base)
+  if y > 0:
+    return result
+  if _kind(out) == "c":
+    return f"pj_crecip{_fsuffix(out)}({result})"
+  return round_to(f"(({ct})1 / {result})", out)
 
 
 # -- binary ------------------------------------------------------------------------
@@ -230,6 +318,8 @@ def _integer_pow(ctx, args, ins, out, params):
 def _div(ctx, args, ins, out, params):
   a, b = args
   kind, ct = _kind(out), ctype(out)
+  if kind == "c":
+    return f"pj_cdiv{_fsuffix(out)}({a}, {b})"
   if kind == "f":
     return f"({a} / {b})"
   if kind == "u":
@@ -346,6 +436,20 @@ def _convert(ctx, args, ins, out, params):
   ct = ctype(dst)
   if src == dst:
     return a
+  if _kind(src) == "c":
+    if _kind(dst) == "c":
+      return f"(({ct}){a})"   # each part converted
+    a, src = f"(__real__ ({a}))", _real_dtype(src)   # the imaginary part is dropped
+  if _kind(dst) == "c":
+    real = _real_dtype(dst)
+    re = _convert(ctx, [a], [src], real, params)
+    return f"__builtin_complex({re}, ({ctype(real)})0)"
+  if is_half(src):   # its value is a float, exactly
+    src = np.dtype(np.float32)
+  if is_half(dst):   # through float32 (XLA's double rounding from float64)
+    return round_to(_convert(ctx, [a], [src], np.float32, params), dst)
+  if src == dst:
+    return a
   if _kind(dst) == "b":
     return f"({a} != 0)"
   if _kind(src) == "f" and _kind(dst) in "iu":
@@ -376,10 +480,36 @@ def _bitcast_supports(ins, out, params):
 
 def _bitcast(ctx, args, ins, out, params):
   a, = args
+  if is_half(ins[0]) or is_half(out):   # through the 16 bits
+    bits = store(a, ins[0]) if is_half(ins[0]) else f"(uint16_t){a}"
+    return load(bits, out) if is_half(out) else f"(({ctype(out)}){bits})"
   src, dst = ctype(ins[0]), ctype(out)
   if src == dst:
     return a
   return f"({{ union {{ {src} s; {dst} d; }} c_ = {{ .s = {a} }}; c_.d; }})"
+
+
+def _complex_in(ins, out, params):
+  return _kind(ins[0]) == "c"
+
+
+def _real_part(ctx, args, ins, out, params):
+  return f"(__real__ ({args[0]}))"
+
+
+def _imag_part(ctx, args, ins, out, params):
+  return f"(__imag__ ({args[0]}))"
+
+
+def _conj(ctx, args, ins, out, params):
+  a, = args
+  if _kind(ins[0]) != "c":   # a real input, widened
+    return _convert(ctx, args, ins, out, params)
+  return f"__builtin_complex(__real__ ({a}), -__imag__ ({a}))"
+
+
+def _complex(ctx, args, ins, out, params):
+  return f"__builtin_complex({args[0]}, {args[1]})"
 
 
 def _erf_inv_supports(ins, out, params):
@@ -393,8 +523,8 @@ def _erf_inv(ctx, args, ins, out, params):
 
 
 OPS = {
-    "neg": (_numeric, _neg),
-    "sign": (_numeric, _sign),
+    "neg": (_number, _neg),
+    "sign": (_number, _sign),
     "floor": _math("floor"),
     "ceil": _math("ceil"),
     "round": (_floats, _round),
@@ -408,20 +538,20 @@ OPS = {
     "sqrt": _math("sqrt"), "cbrt": _math("cbrt"),
     "rsqrt": (_floats, _rsqrt),
     "logistic": (_floats, _logistic),
-    "abs": (_numeric, _abs),
-    "square": (_numeric, _square),
-    "integer_pow": (_numeric, _integer_pow),
+    "abs": (_number, _abs),
+    "square": (_number, _square),
+    "integer_pow": (_number, _integer_pow),
     "not": (_integral, _not),
     "population_count": (_ints, _population_count),
     "clz": (_ints, _clz),
-    "add": (_numeric, _wrap_binary("+")),
-    "add_any": (_numeric, _wrap_binary("+")),
-    "sub": (_numeric, _wrap_binary("-")),
-    "mul": (_numeric, _wrap_binary("*")),
-    "div": (_numeric, _div),
+    "add": (_number, _wrap_binary("+")),
+    "add_any": (_number, _wrap_binary("+")),
+    "sub": (_number, _wrap_binary("-")),
+    "mul": (_number, _wrap_binary("*")),
+    "div": (_number, _div),
     "rem": (_numeric, _rem),
-    "max": (_any, _extremum("max")),
-    "min": (_any, _extremum("min")),
+    "max": (_real, _extremum("max")),
+    "min": (_real, _extremum("min")),
     "pow": (_pow_supports, _pow),
     "atan2": _math2("atan2"),
     "nextafter": _math2("nextafter"),
@@ -432,13 +562,40 @@ OPS = {
     "eq": _compare("=="), "ne": _compare("!="), "lt": _compare("<"),
     "le": _compare("<="), "gt": _compare(">"), "ge": _compare(">="),
     "select_n": (_any, _select_n),
-    "clamp": (_any, _clamp),
+    "clamp": (_real, _clamp),
     "convert_element_type": (_any, _convert),
     "stop_gradient": (_any, _identity),
     "bitcast_convert_type": (_bitcast_supports, _bitcast),
     "erf_inv": (_erf_inv_supports, _erf_inv),
     "copy": (_any, _identity),
+    "real": (_complex_in, _real_part),
+    "imag": (_complex_in, _imag_part),
+    "conj": (_any, _conj),
+    "complex": (_floats, _complex),
 }
+
+# Operations whose results on half floats need no rounding: exact, or
+# rounded by their emitter.
+_EXACT_ON_HALF = frozenset(("neg", "sign", "floor", "ceil", "round", "is_finite", "abs",
+                            "max", "min", "rem", "select_n", "clamp", "convert_element_type",
+                            "stop_gradient", "copy", "bitcast_convert_type", "integer_pow",
+                            "eq", "ne", "lt", "le", "gt", "ge", "real", "imag"))
+# float32 arithmetic that would not be half-float arithmetic.
+_NOT_ON_HALF = frozenset(("nextafter",))
+
+
+def supported(name, ins, out, params):
+  """Whether C computes primitive ``name`` on these dtypes."""
+  if name in _NOT_ON_HALF and any(is_half(d) for d in list(ins) + [out]):
+    return False
+  return OPS[name][0](ins, out, params)
+
+
+def emit(ctx, name, args, ins, out, params):
+  """The C expression of primitive ``name`` (half-float results rounded to
+  their type after every operation, as XLA computes them)."""
+  expr = OPS[name][1](ctx, args, ins, out, params)
+  return expr if name in _EXACT_ON_HALF else round_to(expr, out)
 
 
 # -- reductions --------------------------------------------------------------------------
@@ -458,7 +615,7 @@ def _float_extremum(name, dtype):
   # the order of zeros: reduce the non-NaN values and keep flags for "saw a
   # NaN" and "saw the zero of the wanted sign".
   ct, is_max = ctype(dtype), name == "reduce_max"
-  bits = _same_unsigned(dtype)
+  bits = "uint32_t" if ct == "float" else "uint64_t"
   zero = "0" if is_max else ("0x80000000u" if ct == "float" else "0x8000000000000000ull")
   skip = lowest(dtype) if is_max else highest(dtype)
   cmp = ">" if is_max else "<"
@@ -482,6 +639,18 @@ def _float_extremum(name, dtype):
 def reducer(name, dtype):
   """The Reducer of reduction primitive ``name`` on ``dtype`` (None: no C)."""
   kind, ct = _kind(dtype), ctype(dtype)
+  if kind == "c" and name in ("reduce_sum", "reduce_prod"):
+    # complex64 sums accumulate in complex128; products in their type,
+    # NumPy's product.  In loop order (no simd reduction of complex values).
+    f = _fsuffix(dtype)
+    acc = "double _Complex" if name == "reduce_sum" else ct
+    fold = ("{0} += {1};" if name == "reduce_sum" else "{0} = pj_cmul" + f + "({0}, {1});")
+    init = "0" if name == "reduce_sum" else "1"
+    return Reducer([(acc, f"(({acc}){init})", None)],
+                   lambda names, v: [fold.format(names[0], v)],
+                   lambda names: f"(({ct}){names[0]})")
+  if kind == "c":
+    return None
   if name in ("reduce_sum", "reduce_prod"):
     if kind == "b":
       return None

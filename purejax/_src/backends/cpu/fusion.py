@@ -209,10 +209,9 @@ def fusible(eqn):
   in_dtypes = [v.aval.dtype for v in eqn.invars]
   out_dtype = eqn.outvars[0].aval.dtype
   if name in codegen_ops.OPS:
-    supports, _ = codegen_ops.OPS[name]
-    return supports(in_dtypes, out_dtype, eqn.params)
+    return codegen_ops.supported(name, in_dtypes, out_dtype, eqn.params)
   if name in ("argmax", "argmin"):
-    return True
+    return np.dtype(in_dtypes[0]).kind != "c"
   if name in REDUCTIONS:
     return codegen_ops.reducer(name, in_dtypes[0]) is not None
   return True
@@ -225,7 +224,7 @@ def outer_product(eqn):
   dtypes = {np.dtype(v.aval.dtype) for v in list(eqn.invars) + list(eqn.outvars)}
   pref = eqn.params.get("preferred_element_type")
   dtype = np.dtype(eqn.outvars[0].aval.dtype)
-  return (not lc and len(dtypes) == 1 and dtype != np.bool_ and dtype.kind in "iuf"
+  return (not lc and len(dtypes) == 1 and dtype != np.bool_
           and codegen_ops.dtype_supported(dtype) and (pref is None or np.dtype(pref) == dtype)
           and all(_size(v.aval) > 0 for v in list(eqn.invars) + list(eqn.outvars)))
 

@@ -42,7 +42,10 @@ def supported(eqn):
     return True
   if name == "scatter":
     return eqn.params.get("update_jaxpr") is None
-  return name in SCATTERS and np.dtype(eqn.outvars[0].aval.dtype) != np.bool_
+  dtype = np.dtype(eqn.outvars[0].aval.dtype)
+  if codegen_ops.is_half(dtype) or dtype.kind == "c":   # their combiners are not C's
+    return False                                          # operators on stored values
+  return name in SCATTERS and dtype != np.bool_
 
 
 def scalar_fill(eqn, views):
@@ -165,7 +168,7 @@ def emit_gather(step, fn):
   shape, window = tuple(x.aval.shape), tuple(p["slice_sizes"])
   rank = len(shape)
   dtype = np.dtype(x.aval.dtype)
-  ct = codegen_ops.ctype(dtype)
+  ct = codegen_ops.storage_ctype(dtype)
   batch_shape = indices.aval.shape[:-1]
   rows = _prod(batch_shape)
   dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
@@ -180,7 +183,7 @@ def emit_gather(step, fn):
   if p["mode"] == GatherScatterMode.FILL_OR_DROP:
     with np.errstate(invalid="ignore", over="ignore"):
       value = np.array(p["fill_value"] if p["fill_value"] is not None else 0).astype(dtype)
-    fill = codegen_ops.literal(value[()], dtype)
+    fill = codegen_ops.storage_literal(value[()], dtype)
     body.append(f"const int ok = {_in_bounds(shape, window, dn.start_index_map)};")
     copy = (f"if (ok) {copy} else for (int64_t j = 0; j < {walk.length}; j++) "
             f"{ys}[yo + j] = {fill};")
@@ -218,7 +221,7 @@ def emit_scatter(step, fn):
   shape, ushape = tuple(x.aval.shape), tuple(updates.aval.shape)
   rank = len(shape)
   dtype = np.dtype(x.aval.dtype)
-  ct = codegen_ops.ctype(dtype)
+  ct = codegen_ops.storage_ctype(dtype)
   size = _prod(shape)
   dropped = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
   kept = [d for d in range(rank) if d not in dropped]

@@ -161,3 +161,100 @@ def vector_math_declarations():
       suffix = "f" if ct == "float" else ""
       lines.append(f"#pragma omp declare simd notinbranch\n{ct} {name}{suffix}({args});")
   return "\n".join(lines) + "\n"
+
+
+# float16 and bfloat16 values are computed as floats (exact: both widen to
+# float32 exactly) and rounded back to their type after every operation, as
+# XLA does on the CPU; stored as their bits (uint16_t).  The conversions are
+# bit manipulation (no compiler _Float16 support is needed), branch-free so
+# that loops over them vectorize.  Rounding (pj_round_*) goes to nearest
+# even; a NaN keeps its sign and is quieted (float16 keeps the payload's top
+# bits, bfloat16 none), as XLA converts.  Storing (pj_store_*) takes a value
+# already of the type and keeps every bit (a NaN's payload too).
+PRELUDE += r"""
+static inline float pj_h2f(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  const float sub = (float)m * 0x1p-24f;   /* zero or subnormal: exact */
+  const uint32_t big = e == 31 ? 0x7f800000u | (m << 13) : ((e + 112) << 23) | (m << 13);
+  return pj_f_from_bits((e == 0 ? pj_bitsf(sub) : big) | sign);
+}
+static inline uint16_t pj_f2h_nan(float f, uint32_t quiet) {
+  const uint32_t x = pj_bitsf(f), a = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
+  /* Below 2^-14: adding 0.5f rounds |f| to a multiple of 2^-24 (to nearest
+     even, by the FPU), whose count is then in the low bits. */
+  const uint32_t sub = pj_bitsf(pj_f_from_bits(a) + 0.5f) - 0x3f000000u;
+  /* Normal: rebias the exponent, round the 13 dropped bits to nearest even
+     (a carry may reach the exponent, up to infinity). */
+  const uint32_t norm = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
+  const uint32_t h = a > 0x7f800000u ? 0x7c00u | quiet | ((a >> 13) & 0x3ffu)
+                   : a >= 0x47800000u ? 0x7c00u : a < 0x38800000u ? sub : norm;
+  return (uint16_t)(h | sign);
+}
+static inline float pj_bf2f(uint16_t h) { return pj_f_from_bits((uint32_t)h << 16); }
+static inline uint16_t pj_f2bf(float f) {
+  const uint32_t x = pj_bitsf(f);
+  const uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? ((x >> 16) & 0x8000u) | 0x7fc0u : r);
+}
+static inline uint16_t pj_f2h(float f) { return pj_f2h_nan(f, 0x200u); }
+static inline uint16_t pj_store_f16(float f) { return pj_f2h_nan(f, 0); }
+static inline uint16_t pj_store_bf16(float f) { return (uint16_t)(pj_bitsf(f) >> 16); }
+static inline float pj_round_f16(float f) { return pj_h2f(pj_f2h(f)); }
+static inline float pj_round_bf16(float f) { return pj_bf2f(pj_f2bf(f)); }
+"""
+
+# complex64/complex128 values are C99 complex types (as NumPy lays them out:
+# real, imaginary), built with __builtin_complex and taken apart with
+# __real__/__imag__ (no <complex.h>: its macro ``I`` would take a name).
+# Multiplication and division are NumPy's formulas, written out (C's
+# operators would recover infinities from NaN results, which NumPy does
+# not): the product without rescaling, the quotient by Smith's algorithm
+# (no overflow for large operands).  The transcendental functions are
+# glibc's (NumPy's own complex exp, log, sqrt, sin, cos and tanh call them
+# too); expm1 and log1p are NumPy's formulas.
+_COMPLEX = r"""
+T _Complex cexp@(T _Complex); T _Complex clog@(T _Complex); T _Complex csqrt@(T _Complex);
+T _Complex csin@(T _Complex); T _Complex ccos@(T _Complex); T _Complex ctanh@(T _Complex);
+static inline T _Complex pj_cmul@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
+  return __builtin_complex(ar * br - ai * bi, ar * bi + ai * br);
+}
+static inline T _Complex pj_cdiv@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
+  const T abr = fabs@(br), abi = fabs@(bi);
+  if (abr >= abi) {
+    if (abr == 0 && abi == 0) return __builtin_complex(ar / abr, ai / abr);
+    const T rat = bi / br, scl = (T)1 / (br + bi * rat);
+    return __builtin_complex((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+  }
+  const T rat = br / bi, scl = (T)1 / (bi + br * rat);
+  return __builtin_complex((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+}
+/* NumPy's reciprocal (not 1 / z by Smith's algorithm: other roundings). */
+static inline T _Complex pj_crecip@(T _Complex a) {
+  const T ar = __real__ a, ai = __imag__ a;
+  if (fabs@(ai) <= fabs@(ar)) {
+    const T r = ai / ar, d = ar + ai * r;
+    return __builtin_complex((T)1 / d, -r / d);
+  }
+  const T r = ar / ai, d = ar * r + ai;
+  return __builtin_complex(r / d, (T)-1 / d);
+}
+static inline T pj_cabs@(T _Complex a) { return hypot@(__real__ a, __imag__ a); }
+static inline T _Complex pj_csign@(T _Complex a) {
+  const T m = pj_cabs@(a);
+  return m == 0 ? a : pj_cdiv@(a, __builtin_complex(m, (T)0));
+}
+static inline T _Complex pj_cexpm1@(T _Complex a) {
+  const T x = __real__ a, y = __imag__ a, h = sin@(y / 2);
+  return __builtin_complex(expm1@(x) * cos@(y) - 2 * h * h, exp@(x) * sin@(y));
+}
+static inline T _Complex pj_clog1p@(T _Complex a) {
+  const T x = __real__ a + 1, y = __imag__ a;
+  return __builtin_complex(log@(hypot@(x, y)), atan2@(y, x));
+}
+"""
+
+PRELUDE += "".join(_COMPLEX.replace("T _Complex", f"{t} _Complex").replace("T ", f"{t} ")
+                   .replace("(T)", f"({t})").replace("@", s)
+                   for t, s in (("float", "f"), ("double", "")))

@@ -150,10 +150,10 @@ class _Function:
 
   def ptr(self, v):
     """A C pointer expression to ``v``'s buffer, typed by its dtype."""
-    ct = codegen_ops.ctype(v.aval.dtype)
+    ct = codegen_ops.storage_ctype(v.aval.dtype)
     if type(v) is Literal:
       name = f"lit{len(self.literals)}"
-      self.literals.append(f"{ct} {name} = {codegen_ops.literal(v.val, v.aval.dtype)};")
+      self.literals.append(f"{ct} {name} = {codegen_ops.storage_literal(v.val, v.aval.dtype)};")
       return f"(&{name})"
     if v in self.ext:
       return f"(({ct}*)ext[{self.ext[v]}])"
@@ -163,7 +163,7 @@ class _Function:
 
   def scratch(self, v):
     """A new buffer shaped like ``v``, alive for the whole function."""
-    return self.scratch_buffer(codegen_ops.ctype(v.aval.dtype),
+    return self.scratch_buffer(codegen_ops.storage_ctype(v.aval.dtype),
                                int(np.prod(v.aval.shape, dtype=np.int64)))
 
   def scratch_buffer(self, ctype, count):
@@ -184,14 +184,15 @@ class _Function:
       else:
         native.emit(step, self)
     for slot, v in self.copies:
-      ct = codegen_ops.ctype(v.aval.dtype)
+      ct = codegen_ops.storage_ctype(v.aval.dtype)
       if type(v) is Literal:
-        self.lines.append(f"*({ct}*)ext[{slot}] = {codegen_ops.literal(v.val, v.aval.dtype)};")
+        self.lines.append(
+            f"*({ct}*)ext[{slot}] = {codegen_ops.storage_literal(v.val, v.aval.dtype)};")
       else:
         nbytes = int(np.prod(v.aval.shape, dtype=np.int64)) * np.dtype(v.aval.dtype).itemsize
         self.lines.append(f"memcpy(ext[{slot}], {self.ptr(v)}, {nbytes});")
     self.unit.uses_blas |= self.uses_blas
-    buffers = [(name, codegen_ops.ctype(v.aval.dtype), int(np.prod(v.aval.shape, dtype=np.int64)))
+    buffers = [(name, codegen_ops.storage_ctype(v.aval.dtype), int(np.prod(v.aval.shape, dtype=np.int64)))
                for v, name in self.temps.items()] + self.scratches
     name = signature.split("(")[0].split()[-1]
     out = [signature + " {", "  int rc = 1;"]
@@ -207,7 +208,7 @@ class _Function:
     return "\n".join(arena.statics() + out)
 
 
-_SIZES = {"float": 4, "double": 8, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2,
+_SIZES = {"float": 4, "double": 8, "float _Complex": 8, "double _Complex": 16, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2,
           "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
 # A function keeps its scratch memory between calls up to this size: fresh
 # large allocations are fresh pages, and faulting them in costs more than
