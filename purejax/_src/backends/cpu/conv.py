@@ -13,10 +13,10 @@ group (``pj_gemm``'s batch), keeping the im2col buffer under
 order, directly in the output when that is its layout.
 
 The blocks and each product's tiles are fixed by the shapes alone, so the
-bits do not depend on the thread count.  Threads either share each block
-(building its rows, then the product's tiles), or, when a block's product
-has fewer tiles than there are threads (the gradient w.r.t. a kernel: a
-small output, a long contraction), take whole blocks each.
+bits do not depend on the thread count.  Threads take whole blocks each
+(one parallel region: no barrier per block, which costs much on a loaded
+machine), or, when there are fewer blocks than threads and each block's
+product has tiles enough, share each block (its rows, then its tiles).
 """
 import numpy as np
 
@@ -24,7 +24,9 @@ from purejax._src.backends.cpu import blas, codegen_ops
 from purejax._src.backends.cpu.indexing import strides
 from purejax._src.config import thread_count
 
-_BLOCK_BYTES = 8 << 20
+# An im2col block stays in cache between being built and multiplied; the
+# blocks of all convolutions add up in the scratch arena a call keeps.
+_BLOCK_BYTES = 1 << 20
 _DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
 _PARALLEL_MIN_ELEMENTS = 1 << 15   # copies smaller than this run on one thread
 
@@ -191,7 +193,7 @@ def emit(step, fn):
   small = g.groups * g.block * g.og * g.cols < blas.PARALLEL_MIN_FLOPS   # one block's
   by_block = (threads > 1 and g.nblocks > 1
               and g.groups * g.rows * g.og * g.cols >= blas.PARALLEL_MIN_FLOPS
-              and g.groups * _gemm_tiles(g.block, g.og) < threads)
+              and (g.nblocks >= threads or g.groups * _gemm_tiles(g.block, g.og) < threads))
   head = f"for (int64_t blk = 0; blk < {g.nblocks}; blk++) {{"
   bounds = [f"  const int64_t r0 = blk * {g.block};",
             f"  const int64_t nr = {g.rows} - r0 < {g.block} ? {g.rows} - r0 : {g.block};"]
@@ -199,12 +201,12 @@ def emit(step, fn):
     slots = min(threads, g.nblocks)
     cbs = fn.scratch_buffer(ct, slots * cb_size)
     gbs = fn.scratch_buffer(ct, slots * gb_size) if g.groups > 1 else None
-    lines.append(f"#pragma omp parallel for num_threads({slots}) schedule(static, 1)")
+    lines.append(f"#pragma omp parallel for num_threads({slots}) schedule(dynamic, 1)")
     lines += [head] + bounds
-    lines += ["  int slot = 0;", "#ifdef _OPENMP", "  slot = omp_get_thread_num();", "#endif",
-              f"  {ct}* cb = {cbs} + slot * {cb_size};"]
+    lines += ["  int tid = 0;", "#ifdef _OPENMP", "  tid = omp_get_thread_num();", "#endif",
+              f"  {ct}* cb = {cbs} + tid * {cb_size};"]
     if gbs:
-      lines.append(f"  {ct}* gb = {gbs} + slot * {gb_size};")
+      lines.append(f"  {ct}* gb = {gbs} + tid * {gb_size};")
     lines += ["  " + s for s in _block_lines(g, p, xc, wc, res, "cb", "gb", 1, False)]
   else:
     cb = fn.scratch_buffer(ct, cb_size)
