@@ -190,6 +190,20 @@ config.define("purejax_backend", "cpu", kind=str, choices=("cpu", "numpy"),
                    "no C compiler is found) or numpy (one NumPy call per primitive).")
 config.define("purejax_num_threads", 0, kind=int,
               help="Threads of compiled kernels (0: one per core).")
+
+
+def thread_count(num_threads=None):
+  """The threads ``num_threads`` (default: the purejax_num_threads flag)
+  stands for: 0 is one per core this process may run on."""
+  n = config.purejax_num_threads if num_threads is None else num_threads
+  if n > 0:
+    return n
+  try:
+    return max(1, len(os.sched_getaffinity(0)))
+  except AttributeError:
+    return os.cpu_count() or 1
+
+
 config.define("purejax_cache_dir", None, kind=str,
               help="Directory of compiled kernels (default: the user's cache directory).")
 config.define("purejax_cache_max_bytes", 1 << 30, kind=int,

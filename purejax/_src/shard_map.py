@@ -161,17 +161,8 @@ shard_map_p.sub_jaxpr_axes = lambda params: manual_axes(*_manual(params))
 
 def body_num_threads(num_devices):
   """Compiled kernels' threads per device: the cores shared among devices."""
-  from purejax._src.config import config
-  threads = config.purejax_num_threads or (_cpu_count())
-  return max(1, threads // num_devices)
-
-
-def _cpu_count():
-  import os
-  try:
-    return len(os.sched_getaffinity(0))
-  except AttributeError:
-    return os.cpu_count() or 1
+  from purejax._src.config import thread_count
+  return max(1, thread_count() // num_devices)
 
 
 @shard_map_p.def_impl

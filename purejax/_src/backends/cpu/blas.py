@@ -43,9 +43,9 @@ void pj_set_blas(void* s, void* d, void* enter, void* leave) {
    rows or columns.  The shape alone, not the thread count, decides the
    tiles and so which gemm call computes an element: the bits do not depend
    on the thread count. */
-#define PJ_GEMM_TILES 4
-#define PJ_GEMM_MIN 64
-#define PJ_GEMM_MAX 256
+#define PJ_GEMM_TILES @TILES@
+#define PJ_GEMM_MIN @MIN@
+#define PJ_GEMM_MAX @MAX@
 static int pj_gemm_tile(int n) {
   int t = (n + PJ_GEMM_TILES - 1) / PJ_GEMM_TILES;
   t = (t + PJ_GEMM_MIN - 1) / PJ_GEMM_MIN * PJ_GEMM_MIN;
@@ -77,6 +77,10 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
 PJ_GEMM(pj_gemm_f32, float, pj_sgemm)
 PJ_GEMM(pj_gemm_f64, double, pj_dgemm)
 """
+# pj_gemm's tiles (conv.py predicts how many a product has).
+GEMM_TILES, GEMM_MIN, GEMM_MAX = 4, 64, 256
+C_DECLARATIONS = (C_DECLARATIONS.replace("@TILES@", str(GEMM_TILES))
+                  .replace("@MIN@", str(GEMM_MIN)).replace("@MAX@", str(GEMM_MAX)))
 
 # Products smaller than this many multiply-adds run on one thread.
 PARALLEL_MIN_FLOPS = 1 << 19

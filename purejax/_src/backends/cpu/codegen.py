@@ -15,7 +15,6 @@ and products follow ``lax.reduction_order`` (the order the NumPy backend
 computes too): ``LANES`` explicit accumulators per block of ``BLOCK``
 elements, a halving tree over the lanes, a pairwise tree over the blocks.
 """
-import os
 import re
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 from purejax._src.backends.cpu import codegen_ops
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, unflatten)
+from purejax._src.config import thread_count
 from purejax._src.jaxpr import Literal
 from purejax._src.lax import reduction_order
 from purejax._src.lax.reduction_order import BLOCK, LANES
@@ -251,12 +251,7 @@ class _KernelBuilder:
     return nest, {"outer": outer_runs, "reduced": red_runs, "inner": inner_runs}
 
   def _threads(self):
-    if self.num_threads > 0:
-      return self.num_threads
-    try:
-      return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-      return os.cpu_count() or 1
+    return thread_count(self.num_threads)
 
   def _pragma(self, text):
     if not self.openmp:

@@ -9,7 +9,7 @@ library is compiled on first use.
 import ctypes
 import functools
 
-from purejax._src.config import config
+from purejax._src.config import thread_count
 
 MAX_ARGS = 16
 
@@ -127,11 +127,7 @@ def batch_loop():
   if lib is None:
     return None
   fn, tr, openmp = lib
-  threads = config.purejax_num_threads if openmp else 1
-  if threads <= 0:
-    import os
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else (os.cpu_count() or 1)
+  threads = thread_count() if openmp else 1
   return fn, threads, tr
 
 
