@@ -102,6 +102,7 @@ def _fft_impl(x, *, fft_type, fft_lengths):
 
 fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_impl)
 fft_p.c_code = None
+fft_p.library_call = "pocketfft"
 
 
 def _bind(x, fft_type, fft_lengths):

@@ -119,11 +119,12 @@ def _runner(plan, segments, lib, source):
           continue
         prim, params, vals, literal, outs = step
         args = [x if lit else env[x] for x, lit in zip(vals, literal)]
+        impl = numpy_backend.jit_impl(prim)   # the NumPy tier's numerics
         if prim.name in _BLAS_HOST_PRIMS:
           with blas.numpy_single_threaded():
-            out = prim.impl(*args, **params)
+            out = impl(*args, **params)
         else:
-          out = prim.impl(*args, **params)
+          out = impl(*args, **params)
         if prim.multiple_results:
           for var, val in zip(outs, out):
             env[var] = _as_dtype(val, var.aval.dtype)
