@@ -35,6 +35,7 @@ _CHUNKS = 64         # chunks of one radix pass over a long row
 _LONG_ROW = 1 << 16  # rows at least this long, when few, get parallel passes
 _FEW = 16            # fewer tasks than this leave threads idle
 _WIDTH = 256         # columns one cumulative task scans together
+_ROW_LANES = 8       # rows one task scans together along a last axis
 _BLOCK = 1 << 16     # elements per block when a scan is split along its axis
 _PARALLEL_MIN = 1 << 15   # elements below which a step runs on one thread
 
@@ -319,9 +320,14 @@ def _emit_cumulative(eqn, fn):
   acc, identity, combine = _accumulator(name, x.aval.dtype)
   if name == "cumlogsumexp":
     fn.unit.helper("logaddexp", lambda: _LOGADDEXP)
-  width = min(inner, _WIDTH)
-  chunks = -(-inner // width)
-  tasks = outer * chunks
+  # Lanes scanned together: adjacent columns of an inner axis (vectorized),
+  # or adjacent rows when the axis is the last one (independent chains).
+  if inner > 1:
+    lanes, width, lane_stride, step, rows = inner, min(inner, _WIDTH), 1, inner, outer
+  else:
+    lanes, width, lane_stride, step, rows = outer, min(outer, _ROW_LANES), n, 1, 1
+  chunks = -(-lanes // width)
+  tasks = rows * chunks
   # Blocks along the axis only when few tasks have long scans.
   block = n if tasks >= _FEW or n * width <= _BLOCK else max(1, _BLOCK // width)
   blocks = -(-n // block)
@@ -329,21 +335,20 @@ def _emit_cumulative(eqn, fn):
   total = outer * n * inner
   decompose = [f"const int64_t task = q / {blocks}, b = q % {blocks};",
                f"const int64_t o = task / {chunks}, j0 = task % {chunks} * {width};",
-               f"const int64_t w = {inner} - j0 < {width} ? {inner} - j0 : {width};",
+               f"const int64_t w = {lanes} - j0 < {width} ? {lanes} - j0 : {width};",
                f"const int64_t lo = b * {block}, hi = lo + {block} < {n} ? lo + {block} : {n};",
-               f"const {ct}* xb = {fn.ptr(x)} + o * {n * inner} + j0;",
+               f"const {ct}* xb = {fn.ptr(x)} + o * {n * inner} + j0 * {lane_stride};",
                f"{acc} a[{width}];"]
   at = f"({n - 1} - p)" if reverse else "p"
+  x_at, y_at = (f"{v}[{at} * {step} + j * {lane_stride}]" for v in ("xb", "yb"))
   lines = []
   if blocks > 1:
     tot = fn.scratch_buffer(acc, items * width)
     lines += _pragma(fn, "parallel for schedule(static)", total)
     lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + [
         f"  for (int64_t j = 0; j < {width}; j++) a[j] = {identity};",
-        "  for (int64_t p = lo; p < hi; p++) {",
-        f"    const {ct}* xr = xb + {at} * {inner};",
-        f"    for (int64_t j = 0; j < w; j++) a[j] = {combine('a[j]', f'({acc})xr[j]')};",
-        "  }",
+        "  for (int64_t p = lo; p < hi; p++)",
+        f"    for (int64_t j = 0; j < w; j++) a[j] = {combine('a[j]', f'({acc}){x_at}')};",
         f"  for (int64_t j = 0; j < {width}; j++) {tot}[q * {width} + j] = a[j];",
         "}",
         "/* each block's offset: the combined totals of the blocks before it */",
@@ -357,16 +362,13 @@ def _emit_cumulative(eqn, fn):
   start = f"{tot}[q * {width} + j]" if blocks > 1 else identity
   lines += _pragma(fn, "parallel for schedule(static)", total)
   lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + [
-      f"  {ct}* yb = {fn.ptr(y)} + o * {n * inner} + j0;",
+      f"  {ct}* yb = {fn.ptr(y)} + o * {n * inner} + j0 * {lane_stride};",
       f"  for (int64_t j = 0; j < {width}; j++) a[j] = {start};",
-      "  for (int64_t p = lo; p < hi; p++) {",
-      f"    const {ct}* xr = xb + {at} * {inner};",
-      f"    {ct}* yr = yb + {at} * {inner};",
+      "  for (int64_t p = lo; p < hi; p++)",
       "    for (int64_t j = 0; j < w; j++) {",
-      f"      a[j] = {combine('a[j]', f'({acc})xr[j]')};",
-      f"      yr[j] = ({ct})a[j];",
+      f"      a[j] = {combine('a[j]', f'({acc}){x_at}')};",
+      f"      {y_at} = ({ct})a[j];",
       "    }",
-      "  }",
       "}"]
   what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(shape)}"
   fn.lines += [f"{{ /* {what}: {blocks} block(s) */"] + ["  " + s for s in lines] + ["}"]
