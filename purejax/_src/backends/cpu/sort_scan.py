@@ -237,15 +237,28 @@ def _emit_sort(eqn, fn):
       body += par + [f"for (int64_t i = 0; i < {n}; i++)",
                      "  for (int64_t g = 0; g < gw; g++)",
                      f"    perm[g * {n} + i] = s{kk}[g][i].i;"]
-  gathers = []
+  # Rows along an inner axis: each operand's group of rows is first copied
+  # into contiguous rows (whole cache lines read), then gathered from there.
+  stage = not long_rows and group > 1
+  perm_bytes = -(-4 * perm_count // 8) * 8
+  staged, gathers, stage_bytes = [], [], 0
   for x, v, y in zip(xs, eqn.invars, eqn.outvars):
     if type(y) is DropVar:
       continue
+    ct = codegen_ops.ctype(v.aval.dtype)
     pos = f"base + g + i * {inner}"
     if _iota_along(fn, v, dim):
-      gathers.append(f"    {fn.ptr(y)}[{pos}] = ({codegen_ops.ctype(v.aval.dtype)})s0[g][i].i;")
+      gathers.append(f"    {fn.ptr(y)}[{pos}] = ({ct})s0[g][i].i;")
+    elif stage:
+      row = f"(({ct}*)(vals + {stage_bytes}))"
+      staged.append(f"    {row}[g * {n} + i] = {x}[{pos}];")
+      gathers.append(f"    {fn.ptr(y)}[{pos}] = {row}[g * {n} + s0[g][i].i];")
+      stage_bytes += -(-group * n * np.dtype(v.aval.dtype).itemsize // 8) * 8
     else:
       gathers.append(f"    {fn.ptr(y)}[{pos}] = {x}[base + g + (int64_t)s0[g][i].i * {inner}];")
+  if staged:
+    body += [f"for (int64_t i = 0; i < {n}; i++)",
+             "  for (int64_t g = 0; g < gw; g++) {"] + staged + ["  }"]
   body += par + [f"for (int64_t i = 0; i < {n}; i++)",
                  "  for (int64_t g = 0; g < gw; g++) {"] + gathers + ["  }"]
   lines = []
@@ -261,9 +274,10 @@ def _emit_sort(eqn, fn):
   else:
     # Each thread allocates its buffers once, for all its rows.
     lines += ["int failed = 0;"] + _pragma(fn, "parallel", outer * n * inner) + ["{",
-              f"  char* ra = (char*)malloc({2 * rec_bytes + 4 * perm_count});",
+              f"  char* ra = (char*)malloc({2 * rec_bytes + perm_bytes + stage_bytes});",
               f"  char* rb = ra + {rec_bytes};",
               f"  uint32_t* perm = (uint32_t*)(rb + {rec_bytes}); (void)perm;",
+              f"  char* vals = (char*)perm + {perm_bytes}; (void)vals;",
               "  if (!ra) {"] + ["  " + s for s in _pragma(fn, "atomic write")] + [
               "    failed = 1;", "  }"]
     lines += ["  " + s for s in _pragma(fn, "for schedule(dynamic, 1)")]
