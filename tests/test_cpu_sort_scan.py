@@ -389,3 +389,20 @@ def test_numpy_tier_never_stands_in():
   x = np.ones(8, np.float32)
   for f in (jnp.sort, jnp.cumsum, lambda x: lax.cummax(x, 0)):
     assert not tier_numerics.numpy_tier_exact(jax.make_jaxpr(f)(x).jaxpr)
+
+
+def test_several_operands_along_an_inner_axis():
+  # Row groups (adjacent columns) with staged operands, and argsort's iota.
+  a = RNG.randint(0, 3, (500, 37)).astype(np.int8)
+  b = np.round(RNG.randn(500, 37), 1).astype(np.float32)
+  u = RNG.randint(0, 1000, (500, 37)).astype(np.uint32)
+
+  def f(a, b, u):
+    return lax.sort((a, b, u, b * 2), dimension=0, num_keys=2), jnp.argsort(b, axis=0)
+
+  (sa, sb, su, sb2), order = _compiled(f, a, b, u)
+  for col in range(37):
+    want = np.lexsort([b[:, col], a[:, col]])
+    for out, x in zip((sa, sb, su, sb2), (a, b, u, b * 2)):
+      np.testing.assert_array_equal(out[:, col], x[want, col])
+    np.testing.assert_array_equal(order[:, col], np.argsort(b[:, col], kind="stable"))

@@ -27,7 +27,7 @@ host steps (NumPy).
 import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops
-from purejax._src.jaxpr import DropVar
+from purejax._src.jaxpr import DropVar, Literal
 
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 _GROUP = 16          # adjacent rows (along an inner axis) sorted by one task
@@ -194,6 +194,12 @@ def _iota_along(fn, v, dimension):
           and np.dtype(v.aval.dtype).kind in "iuf")
 
 
+def _read_vars(jaxpr):
+  """The variables something in ``jaxpr`` reads (its outputs included)."""
+  read = {v for e in jaxpr.eqns for v in e.invars if type(v) is not Literal}
+  return read | {v for v in jaxpr.outvars if type(v) is not Literal}
+
+
 def _emit_sort(eqn, fn):
   p = eqn.params
   dim, num_keys = p["dimension"], p["num_keys"]
@@ -242,8 +248,9 @@ def _emit_sort(eqn, fn):
   stage = not long_rows and group > 1
   perm_bytes = -(-4 * perm_count // 8) * 8
   staged, gathers, stage_bytes = [], [], 0
+  read = _read_vars(fn.plan.jaxpr)
   for x, v, y in zip(xs, eqn.invars, eqn.outvars):
-    if type(y) is DropVar:
+    if type(y) is DropVar or y not in read:   # argsort's sorted keys
       continue
     ct = codegen_ops.ctype(v.aval.dtype)
     pos = f"base + g + i * {inner}"
