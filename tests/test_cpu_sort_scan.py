@@ -406,3 +406,17 @@ def test_several_operands_along_an_inner_axis():
     for out, x in zip((sa, sb, su, sb2), (a, b, u, b * 2)):
       np.testing.assert_array_equal(out[:, col], x[want, col])
     np.testing.assert_array_equal(order[:, col], np.argsort(b[:, col], kind="stable"))
+
+
+def test_rows_too_long_for_a_buffer_per_thread(monkeypatch):
+  # Smaller per-thread buffers: fewer rows per group, long rows sorted one
+  # at a time (shapes used nowhere else, so nothing compiled before is reused).
+  from purejax._src.backends.cpu import sort_scan
+  monkeypatch.setattr(sort_scan, "_THREAD_BYTES", 1 << 16)
+  x = RNG.randn(301, 41).astype(np.float32)
+  y = RNG.randint(-50, 50, (17, 70003)).astype(np.int32)
+  sx, sy, (ky, vy) = _compiled(lambda x, y: (jnp.sort(x, axis=0), jnp.sort(y, axis=1),
+                                              lax.sort((y, -y), num_keys=1)), x, y)
+  np.testing.assert_array_equal(sx, np.sort(x, axis=0))
+  np.testing.assert_array_equal(sy, np.sort(y, axis=1))
+  np.testing.assert_array_equal(vy, -ky)

@@ -34,6 +34,7 @@ _GROUP = 16          # adjacent rows (along an inner axis) sorted by one task
 _CHUNKS = 64         # chunks of one radix pass over a long row
 _LONG_ROW = 1 << 16  # rows at least this long, when few, get parallel passes
 _FEW = 16            # fewer tasks than this leave threads idle
+_THREAD_BYTES = 32 << 20   # the most a thread allocates to sort its rows
 _WIDTH = 256         # columns one cumulative task scans together
 _ROW_LANES = 8       # rows one task scans together along a last axis
 _BLOCK = 1 << 16     # elements per block when a scan is split along its axis
@@ -208,8 +209,10 @@ def _emit_sort(eqn, fn):
   fn.unit.helper("sort", lambda: _sort_helpers(fn))
   keys = eqn.invars[:num_keys]
   rec = 16 if any(np.dtype(k.aval.dtype).itemsize == 8 for k in keys) else 8
-  long_rows = n >= _LONG_ROW and outer * inner < _FEW
-  group = 1 if long_rows else min(inner, _GROUP)
+  # A few long rows, or rows too long for a buffer per thread, are sorted
+  # one at a time with parallel passes.
+  long_rows = n >= _LONG_ROW and (outer * inner < _FEW or 2 * n * rec > _THREAD_BYTES)
+  group = 1 if long_rows else max(1, min(inner, _GROUP, _THREAD_BYTES // (2 * n * rec)))
   groups = -(-inner // group)
   items = outer * groups
   xs = [fn.ptr(v) for v in eqn.invars]
