@@ -460,7 +460,7 @@ def test_host_step_in_the_middle_of_a_chain():
 
   def f(x):
     y = jnp.sin(x) + 1
-    z = jnp.sort(y, axis=1)                        # no C kernel: runs NumPy
+    z = jnp.sort(y, axis=1)                        # a native step
     h = (y.astype(jnp.float16) * 2).astype(jnp.float32)   # float16: host steps
     return [jnp.exp(z) * y, h + z, (y @ y.T).sum(0)]
 

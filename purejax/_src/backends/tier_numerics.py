@@ -9,8 +9,9 @@ order), and float32 exp, log, logistic and tanh (the C code's ``pj_``
 helpers, whose NumPy twins in ``lax/math_f32.py`` are the primitives'
 ``jit_impl``).  Other transcendental functions are not on the list: the C
 code's (glibc, libmvec) and NumPy's own SIMD versions round differently in
-the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting
-and library calls.  A jaxpr using any of those compiles before its first call.
+the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting,
+cumulative reductions (the C code sums float32 in double, in blocks) and
+library calls.  A jaxpr using any of those compiles before its first call.
 """
 import numpy as np
 

@@ -1,7 +1,8 @@
 """Equations compiled to C that are not loop kernels ("native steps"):
 matrix products through BLAS, dynamic slices, updates and concatenation as
 row copies,
-gathers and scatters (``gather_scatter``), convolutions (``conv``), and
+gathers and scatters (``gather_scatter``), convolutions (``conv``), sorts and
+cumulative reductions (``sort_scan``), and
 ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
@@ -17,7 +18,7 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import blas, codegen_ops, conv, gather_scatter
+from purejax._src.backends.cpu import blas, codegen_ops, conv, gather_scatter, sort_scan
 from purejax._src.jaxpr import Literal
 
 _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
@@ -69,6 +70,8 @@ def analyze(eqn, views=None):
     return NativeStep(eqn)
   if name == "conv_general_dilated":
     return NativeStep(eqn) if conv.supported(eqn) else None
+  if name == "sort" or name in sort_scan.CUMULATIVE:
+    return NativeStep(eqn) if sort_scan.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
     if not gather_scatter.supported(eqn):
       return None
@@ -349,6 +352,7 @@ _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "concatenate": _emit_concatenate,
              "gather": gather_scatter.emit_gather,
              "conv_general_dilated": conv.emit,
+             **{name: sort_scan.emit for name in ("sort",) + sort_scan.CUMULATIVE},
              **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS}}
 
 

@@ -54,6 +54,14 @@ class _Unit:
     self.bodies = 0
     self.uses_blas = False
     self.kept_arenas = []
+    self.helpers = set()
+
+  def helper(self, key, make_source):
+    """Adds the C helpers ``make_source()`` (once per ``key``) before the
+    function being generated."""
+    if key not in self.helpers:
+      self.helpers.add(key)
+      self.functions.append(make_source())
 
   def kernel(self, plan, group):
     k = self.kernels.get(group)
