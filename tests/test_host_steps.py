@@ -118,8 +118,6 @@ import workloads  # noqa: E402
 # into an unexpected pass (a failure) once that primitive compiles.
 HOST_STEPS_TODAY = {
     "convnet": "reduce_window_max and select_and_scatter_add (max pooling, its gradient)",
-    "sort": "sort",
-    "cumsum": "cumsum",
 }
 
 
