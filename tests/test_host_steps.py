@@ -116,7 +116,6 @@ import workloads  # noqa: E402
 # Workloads with a host step today, and the primitive it is: each test turns
 # into an unexpected pass (a failure) once that primitive compiles.
 HOST_STEPS_TODAY = {
-    "convnet": "reduce_window_max and select_and_scatter_add (max pooling, its gradient)",
     "sort": "sort",
     "cumsum": "cumsum",
     "lstm_scan": "pad in the backward scan's body (the scan then loops in Python)",

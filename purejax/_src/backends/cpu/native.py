@@ -1,7 +1,8 @@
 """Equations compiled to C that are not loop kernels ("native steps"):
 matrix products through BLAS, dynamic slices, updates and concatenation as
 row copies,
-gathers and scatters (``gather_scatter``), convolutions (``conv``), and
+gathers and scatters (``gather_scatter``), convolutions (``conv``), pooling
+(``windows``), and
 ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
@@ -17,7 +18,7 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import blas, codegen_ops, conv, gather_scatter
+from purejax._src.backends.cpu import blas, codegen_ops, conv, gather_scatter, windows
 from purejax._src.jaxpr import Literal
 
 _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
@@ -59,6 +60,8 @@ def analyze(eqn):
     return NativeStep(eqn) if conv.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
     return NativeStep(eqn) if gather_scatter.supported(eqn) else None
+  if name in windows.NAMES:
+    return NativeStep(eqn) if windows.supported(eqn) else None
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
   if name == "cond":
     bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
@@ -313,7 +316,8 @@ _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "concatenate": _emit_concatenate,
              "gather": gather_scatter.emit_gather,
              "conv_general_dilated": conv.emit,
-             **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS}}
+             **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS},
+             **{name: windows.emit for name in windows.NAMES}}
 
 
 def emit(step, fn):
