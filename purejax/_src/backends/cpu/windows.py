@@ -216,8 +216,8 @@ def _monoid(step, fn):
   ctx = _Scratch()
   expr = codegen_ops.OPS["add" if op == "sum" else op][1](ctx, ["y[j]", "X[xo]"],
                                                          [dtype, dtype], dtype, {})
-  decls = [f"const {ct}* X = {_cptr(fn, x)};",
-           f"{ct}* y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};"]
+  decls = [f"const {ct}* restrict X = {_cptr(fn, x)};",
+           f"{ct}* restrict y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};"]
   _emit_reduce(fn, eqn, eqn.primitive.name, g, decls,
                [f"for (int64_t j = j0; j < j1; j++) y[j] = {init};"],
                ctx.lines + [f"y[j] = {expr};"])
@@ -232,8 +232,9 @@ def _generic(step, fn):
   ctx = _Scratch()
   args = [f"y{i}[j]" for i in range(n)] + [f"X{i}[xo]" for i in range(n)]
   results = _computation(p["jaxpr"], p["consts"], args, ctx)
-  decls = [f"const {ct}* X{i} = {_cptr(fn, x)};" for i, (ct, x) in enumerate(zip(cts, xs))]
-  decls += [f"{ct}* y{i} = {_cptr(fn, v, const=False)} + row * {g.o[-1]};"
+  decls = [f"const {ct}* restrict X{i} = {_cptr(fn, x)};"
+           for i, (ct, x) in enumerate(zip(cts, xs))]
+  decls += [f"{ct}* restrict y{i} = {_cptr(fn, v, const=False)} + row * {g.o[-1]};"
             for i, (ct, v) in enumerate(zip(cts, outs))]
   decls += [f"const {ct} init{i} = *{_cptr(fn, v)};"
             for i, (ct, v) in enumerate(zip(cts, inits))]
@@ -264,8 +265,9 @@ def _gather(step, fn):
   kt, tt = codegen_ops.ctype(x.aval.dtype), codegen_ops.ctype(t.aval.dtype)
   g = _Geometry(x.aval.shape, out.aval.shape, p)
   fill = _select_fill(p["select_prim"], x.aval.dtype)
-  decls = [f"const {kt}* X = {_cptr(fn, x)};", f"const {tt}* T = {_cptr(fn, t)};",
-           f"{tt}* y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};",
+  decls = [f"const {kt}* restrict X = {_cptr(fn, x)};",
+           f"const {tt}* restrict T = {_cptr(fn, t)};",
+           f"{tt}* restrict y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};",
            f"{kt} key[{_CHUNK}];"]
   init = [f"for (int64_t j = j0; j < j1; j++) {{ key[j - j0] = {fill}; y[j] = 0; }}"]
   fold = [f"const {kt} v = X[xo];",
@@ -277,11 +279,11 @@ def _gather(step, fn):
 
 # -- select_and_scatter_add --------------------------------------------------------------
 
-def _pick_loops(g, select_prim, fill, kt):
+def _pick_loops(g, select_prim, fill, kt, it):
   """Body of a chunk of windows: ``pick[j]``, the row-major index of the
   element window j picks (padding holds ``fill`` and takes part)."""
   r = g.rank
-  lines = [f"{kt} key[{_CHUNK}];"]
+  lines = [f"{kt} key[{_CHUNK}];", f"{it} pk[{_CHUNK}];"]
   for k in range(r - 1):
     pad = "  " * k
     lines += [f"{pad}for (int64_t k{k} = 0; k{k} < {g.w[k]}; k{k}++) {{",
@@ -293,21 +295,37 @@ def _pick_loops(g, select_prim, fill, kt):
   base = " + ".join(f"q{k} * {g.xs[k]}" for k in range(r - 1)) or "0"
   kidx = " + ".join(f"k{k} * {g.ws[k]}" for k in range(r - 1)) or "0"
   s, last = g.s[-1], r - 1
+  top = g.x[last] - 1
+
+  def loop(value, decls=()):
+    # Picks in a local array too (a char-typed pick buffer could alias
+    # anything, and gcc would not vectorize), stored at the end.
+    return [f"{pad}    {d}" for d in decls] + [
+        f"{pad}    for (int64_t a = 0; a < j1 - j0; a++) {{",
+        f"{pad}      const {kt} v = {value};",
+        f"{pad}      const int keep = (kidx != 0) & {_keeps(select_prim, 'key[a]', 'v')};",
+        f"{pad}      key[a] = keep ? key[a] : v;",
+        f"{pad}      pk[a] = keep ? pk[a] : kidx;",
+        f"{pad}    }}"]
+
   lines += [f"{pad}const int64_t xb = {inside} ? {base} : 0, kb = {kidx};",
             f"{pad}for (int64_t kl = 0; kl < {g.w[last]}; kl++) {{",
-            f"{pad}  const int32_t kidx = (int32_t)(kb + kl);",
-            f"{pad}  for (int64_t j = j0; j < j1; j++) {{",
-            f"{pad}    const int64_t q = j * {s} + kl - {g.lo[last]};",
-            f"{pad}    const {kt} v = {inside} && q >= 0 && q < {g.x[last]} ? X[xb + q] : {fill};",
-            f"{pad}    const int keep = kidx != 0 && {_keeps(select_prim, 'key[j - j0]', 'v')};",
-            f"{pad}    key[j - j0] = keep ? key[j - j0] : v;",
-            f"{pad}    pick[j] = keep ? pick[j] : kidx;",
-            f"{pad}  }}", f"{pad}}}"]
+            f"{pad}  const {it} kidx = ({it})(kb + kl);",
+            f"{pad}  const int64_t c = kl - {g.lo[last]};",
+            # Windows whose element kl lies in the operand: all of the chunk's
+            # (no padding, the usual case), or some.
+            f"{pad}  if ({inside} && j0 * {s} + c >= 0 && (j1 - 1) * {s} + c <= {top}) {{"]
+  lines += loop(f"xr[a * {s}]", [f"const {kt}* restrict xr = X + xb + j0 * {s} + c;"])
+  lines += [f"{pad}  }} else {{"]
+  lines += loop(f"{inside} && (j0 + a) * {s} + c >= 0 && (j0 + a) * {s} + c <= {top} ? "
+                f"X[xb + (j0 + a) * {s} + c] : {fill}")
+  lines += [f"{pad}  }}", f"{pad}}}"]
   lines += ["  " * k + "}" for k in reversed(range(r - 1))]
+  lines.append(f"memcpy(pick + j0, pk, (j1 - j0) * sizeof({it}));")
   return lines
 
 
-def _spread_loops(g, add, zero):
+def _spread_loops(g, add, zero, st, it):
   """Body of a chunk of operand elements: ``y[j]`` sums, from ``zero``, the
   source values of the windows that picked it, in row-major window order
   (the window offsets descending)."""
@@ -325,7 +343,7 @@ def _spread_loops(g, add, zero):
   s, last = g.s[-1], r - 1
   lines += [f"{pad}const int64_t wb = {base}, kb = {kidx};",
             f"{pad}for (int64_t kl = {g.w[last] - 1}; kl >= 0; kl--) {{",
-            f"{pad}  const int32_t kidx = (int32_t)(kb + kl);",
+            f"{pad}  const {it} kidx = ({it})(kb + kl);",
             # Element j = w * s + c of the row is element kl of window w.
             f"{pad}  const int64_t c = kl - {g.lo[last]};",
             f"{pad}  int64_t lo = {_ceil_div('j0 - c', s)}, hi = {_ceil_div('j1 - c', s)};",
@@ -333,7 +351,8 @@ def _spread_loops(g, add, zero):
             f"{pad}  if (hi > {g.o[last]}) hi = {g.o[last]};",
             f"{pad}  for (int64_t w = lo; w < hi; w++) {{",
             f"{pad}    const int64_t j = w * {s} + c;",
-            f"{pad}    y[j] = {add('y[j]', f'(pick[wb + w] == kidx ? S[wb + w] : {zero})')};",
+            f"{pad}    const {st} v = S[wb + w];",
+            f"{pad}    y[j] = {add('y[j]', f'(pick[wb + w] == kidx ? v : {zero})')};",
             f"{pad}  }}", f"{pad}}}"]
   lines += ["  " * k + "}" for k in reversed(range(r - 1))]
   return lines
@@ -347,12 +366,14 @@ def _scatter(step, fn):
   kt, st = codegen_ops.ctype(x.aval.dtype), codegen_ops.ctype(src.aval.dtype)
   sdtype = np.dtype(src.aval.dtype)
   fill = _select_fill(p["select_prim"], x.aval.dtype)
-  picks = fn.scratch_buffer("int32_t", _prod(g.o))
+  # Picks as window offsets: one byte each for small windows (less memory traffic).
+  it = "int8_t" if _prod(g.w) <= 127 else "int32_t"
+  picks = fn.scratch_buffer(it, _prod(g.o))
   lines = []
   body = [f"(void)o{k};" for k in range(g.rank - 1)]
-  body += [f"const {kt}* X = {_cptr(fn, x)};",
-           f"int32_t* pick = {picks} + row * {g.o[-1]};"]
-  body += _pick_loops(g, p["select_prim"], fill, kt)
+  body += [f"const {kt}* restrict X = {_cptr(fn, x)};",
+           f"{it}* pick = {picks} + row * {g.o[-1]};"]
+  body += _pick_loops(g, p["select_prim"], fill, kt, it)
   lines += _chunked_rows(fn, g.o, _prod(g.o) * _prod(g.w), body)
   if sdtype == np.bool_:
     add, zero = (lambda a, b: f"({a} | {b})"), "0"
@@ -362,9 +383,9 @@ def _scatter(step, fn):
     zero = codegen_ops.literal(0, sdtype)
   # The operand's rows now, each with its own index names o0.. .
   body = [f"(void)o{k};" for k in range(g.rank - 1)]
-  body += [f"const {st}* S = {_cptr(fn, src)};", f"const int32_t* pick = {picks};",
-           f"{st}* y = {_cptr(fn, out, const=False)} + row * {g.x[-1]};"]
-  body += _spread_loops(g, add, zero)
+  body += [f"const {st}* restrict S = {_cptr(fn, src)};", f"const {it}* pick = {picks};",
+           f"{st}* restrict y = {_cptr(fn, out, const=False)} + row * {g.x[-1]};"]
+  body += _spread_loops(g, add, zero, st, it)
   lines += _chunked_rows(fn, g.x, _prod(g.x) * _prod(g.w), body)
   fn.lines += ["{ /* select_and_scatter_add */"] + ["  " + s for s in lines] + ["}"]
 
