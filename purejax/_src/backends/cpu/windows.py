@@ -148,7 +148,7 @@ def _ceil_div(a, b):
 
 # -- reductions over windows -------------------------------------------------------------
 
-def _reduce_loops(g, init, fold, finish=()):
+def _reduce_loops(g, init, fold):
   """The body of a chunk of outputs folding their windows: ``init`` lines,
   then for each window element in row-major order (padding and holes left
   out) the ``fold`` lines, with ``j`` the output's index in its row, ``a``
@@ -188,7 +188,7 @@ def _reduce_loops(g, init, fold, finish=()):
   lines += [f"{pad}    {s_}" for s_ in fold]
   lines += [f"{pad}  }}", f"{pad}}}"]
   lines += ["  " * k + "}" for k in reversed(range(r - 1))]
-  return lines + list(finish)
+  return lines
 
 
 def _cptr(fn, v, const=True):
@@ -196,10 +196,10 @@ def _cptr(fn, v, const=True):
   return f"({'const ' if const else ''}{ct}*){fn.ptr(v)}"
 
 
-def _emit_reduce(fn, eqn, comment, g, decls, init, fold, finish=()):
+def _emit_reduce(fn, comment, g, decls, init, fold):
   work = _prod(g.o) * _prod(g.w)
   row = [f"(void)o{k};" for k in range(g.rank - 1)]
-  body = row + list(decls) + _reduce_loops(g, init, fold, finish)
+  body = row + list(decls) + _reduce_loops(g, init, fold)
   lines = _chunked_rows(fn, g.o, work, body)
   fn.lines += [f"{{ /* {comment} */"] + ["  " + s for s in lines] + ["}"]
 
@@ -218,7 +218,7 @@ def _monoid(step, fn):
                                                          [dtype, dtype], dtype, {})
   decls = [f"const {ct}* restrict X = {_cptr(fn, x)};",
            f"{ct}* restrict y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};"]
-  _emit_reduce(fn, eqn, eqn.primitive.name, g, decls,
+  _emit_reduce(fn, eqn.primitive.name, g, decls,
                [f"for (int64_t j = j0; j < j1; j++) y[j] = {init};"],
                ctx.lines + [f"y[j] = {expr};"])
 
@@ -238,13 +238,13 @@ def _generic(step, fn):
             for i, (ct, v) in enumerate(zip(cts, outs))]
   decls += [f"const {ct} init{i} = *{_cptr(fn, v)};"
             for i, (ct, v) in enumerate(zip(cts, inits))]
-  init = [f"for (int64_t j = j0; j < j1; j++) {{"]
+  init = ["for (int64_t j = j0; j < j1; j++) {{"]
   init += [f"  y{i}[j] = init{i};" for i in range(n)] + ["}"]
   # Every result is computed before any accumulator changes.
   fold = ["{"] + ["  " + s for s in ctx.lines]
   fold += [f"  const {ct} r{i} = {e};" for i, (ct, e) in enumerate(zip(cts, results))]
   fold += [f"  y{i}[j] = r{i};" for i in range(n)] + ["}"]
-  _emit_reduce(fn, eqn, "reduce_window", g, decls, init, fold)
+  _emit_reduce(fn, "reduce_window", g, decls, init, fold)
 
 
 def _keeps(select_prim, acc, v):
@@ -274,7 +274,7 @@ def _gather(step, fn):
           f"const int keep = {_keeps(p['select_prim'], 'key[a]', 'v')};",
           "key[a] = keep ? key[a] : v;",
           "y[j] = keep ? y[j] : T[xo];"]
-  _emit_reduce(fn, eqn, "select_and_gather_add", g, decls, init, fold)
+  _emit_reduce(fn, "select_and_gather_add", g, decls, init, fold)
 
 
 # -- select_and_scatter_add --------------------------------------------------------------
