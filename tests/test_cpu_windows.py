@@ -21,7 +21,9 @@ from purejax._src.config import config
 from conftest import oracle
 from test_lax_windowed import _reference
 
-pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
+pytestmark = [pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler"),
+              # C the compiler rejects falls back to NumPy with this warning.
+              pytest.mark.filterwarnings("error:purejax. running on the NumPy backend")]
 RNG = np.random.RandomState(0)
 WINDOWED = {"reduce_window_sum", "reduce_window_max", "reduce_window_min", "reduce_window",
             "select_and_gather_add", "select_and_scatter_add"}

@@ -238,7 +238,7 @@ def _generic(step, fn):
             for i, (ct, v) in enumerate(zip(cts, outs))]
   decls += [f"const {ct} init{i} = *{_cptr(fn, v)};"
             for i, (ct, v) in enumerate(zip(cts, inits))]
-  init = ["for (int64_t j = j0; j < j1; j++) {{"]
+  init = ["for (int64_t j = j0; j < j1; j++) {"]
   init += [f"  y{i}[j] = init{i};" for i in range(n)] + ["}"]
   # Every result is computed before any accumulator changes.
   fold = ["{"] + ["  " + s for s in ctx.lines]
