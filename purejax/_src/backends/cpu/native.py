@@ -2,7 +2,7 @@
 matrix products through BLAS, dynamic slices, updates and concatenation as
 row copies,
 gathers and scatters (``gather_scatter``), convolutions (``conv``), sorts and
-cumulative reductions (``sort_scan``), and
+cumulative reductions (``sort_scan``), pooling (``windows``), and
 ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
@@ -18,7 +18,8 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import blas, codegen_ops, conv, gather_scatter, sort_scan
+from purejax._src.backends.cpu import (blas, codegen_ops, conv, gather_scatter, sort_scan,
+                                         windows)
 from purejax._src.jaxpr import Literal
 
 _BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
@@ -78,6 +79,8 @@ def analyze(eqn, views=None):
     views = views or {}
     sources = {v: same_layout_source(v, views) for v in eqn.invars}
     return NativeStep(eqn, fill=gather_scatter.scalar_fill(eqn, views), sources=sources)
+  if name in windows.NAMES:
+    return NativeStep(eqn) if windows.supported(eqn) else None
   bodies = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}.get(name)
   if name == "cond":
     bodies = tuple(f"branch{i}" for i in range(len(eqn.params["branches"])))
@@ -353,7 +356,8 @@ _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "gather": gather_scatter.emit_gather,
              "conv_general_dilated": conv.emit,
              **{name: sort_scan.emit for name in ("sort",) + sort_scan.CUMULATIVE},
-             **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS}}
+             **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS},
+             **{name: windows.emit for name in windows.NAMES}}
 
 
 def emit(step, fn):

@@ -151,7 +151,8 @@ class _Function:
       else:
         self.copies.append((slot, v))
     self.temps = {}      # var -> C name of a malloc'd buffer
-    self.scratches = []  # (C name, ctype, count) of native steps' buffers
+    self.scratches = []  # (C name, ctype, count, step index) of native steps' buffers
+    self.step_index = 0
     self.literals = []   # declarations of literal operands
     self.lines = []
     self.uses_blas = False
@@ -170,21 +171,22 @@ class _Function:
     return self.temps[v]
 
   def scratch(self, v):
-    """A new buffer shaped like ``v``, alive for the whole function."""
+    """A new buffer shaped like ``v``, alive during the step being emitted."""
     return self.scratch_buffer(codegen_ops.storage_ctype(v.aval.dtype),
                                int(np.prod(v.aval.shape, dtype=np.int64)))
 
   def scratch_buffer(self, ctype, count):
-    """A new buffer of ``count`` ``ctype`` values, alive for the whole function."""
+    """A new buffer of ``count`` ``ctype`` values, alive during the step being
+    emitted (the steps' scratch buffers share memory)."""
     name = f"s{len(self.scratches)}"
-    self.scratches.append((name, ctype, count))
+    self.scratches.append((name, ctype, count, self.step_index))
     return name
 
   def subfunction(self, plan):
     return self.unit.body_function(plan)
 
   def source(self, signature):
-    for step in self.steps:
+    for self.step_index, step in enumerate(self.steps):
       if type(step) is Group:
         k = self.unit.kernel(self.plan, step)
         args = [self.ptr(v) for v in k.inputs] + [self.ptr(v) for v in k.outputs]
@@ -201,11 +203,11 @@ class _Function:
         self.lines.append(f"memcpy(ext[{slot}], {self.ptr(v)}, {nbytes});")
     self.unit.uses_blas |= self.uses_blas
     buffers = [(name, codegen_ops.storage_ctype(v.aval.dtype), int(np.prod(v.aval.shape, dtype=np.int64)))
-               for v, name in self.temps.items()] + self.scratches
+               for v, name in self.temps.items()]
     name = signature.split("(")[0].split()[-1]
     out = [signature + " {", "  int rc = 1;"]
     out += ["  " + d for d in self.literals]
-    arena = _Arena(name, buffers)
+    arena = _Arena(name, buffers, self.scratches)
     if arena.keep:
       self.unit.kept_arenas.append(f"{name}_arena")
     out += ["  " + line for line in arena.acquire()]
@@ -220,12 +222,17 @@ _SIZES = {"float": 4, "double": 8, "float _Complex": 8, "double _Complex": 16, "
           "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
 # A function keeps its scratch memory between calls up to this size: fresh
 # large allocations are fresh pages, and faulting them in costs more than
-# the computation of many kernels.
-_KEEP_BYTES = 32 << 20
+# the computation of many kernels.  (A whole training step compiled as one
+# function, such as the convnet workload's, needs about 40 MB.)
+_KEEP_BYTES = 64 << 20
 # Blocks kept per function: concurrent calls (the devices of an SPMD run
 # calling the same compiled body) each take their own; a call that finds
 # all of them busy allocates and frees its own.
 _POOL = 8
+
+
+def _padded(n, ct):
+  return -(-max(1, n) * _SIZES[ct] // 64) * 64
 
 
 class _Arena:
@@ -233,13 +240,19 @@ class _Arena:
   blocks are kept for later calls (when small enough), each taken by one
   call at a time."""
 
-  def __init__(self, name, buffers):
-    self.name, self.buffers = name, buffers
+  def __init__(self, name, buffers, scratches=()):
+    self.name, self.buffers = name, list(buffers)
     self.offsets, total = [], 0
     for _, ct, n in buffers:
       self.offsets.append(total)
-      total += -(-max(1, n) * _SIZES[ct] // 64) * 64
-    self.total = total
+      total += _padded(n, ct)
+    # Each step's scratch buffers from one region after the others.
+    region, used = total, {}
+    for name_, ct, n, step in scratches:
+      self.buffers.append((name_, ct, n))
+      self.offsets.append(region + used.get(step, 0))
+      used[step] = used.get(step, 0) + _padded(n, ct)
+    self.total = region + max(used.values(), default=0)
     self.keep = 0 < total <= _KEEP_BYTES
 
   def statics(self):
