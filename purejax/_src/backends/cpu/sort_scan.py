@@ -51,11 +51,18 @@ def _split(shape, axis):
 
 
 def supported(eqn):
-  """Whether ``eqn`` (a sort or cumulative reduction) has C code: real
-  dtypes of C types (``native`` checks that), rows indexable by uint32."""
+  """Whether ``eqn`` (a sort or cumulative reduction) has C code: operands
+  of C's own types (bool, integers, float32/float64: not complex or 16-bit
+  floats, whose orders and sums are not C's operators), rows indexable by
+  uint32."""
+  for v in eqn.invars:
+    dtype = np.dtype(v.aval.dtype)
+    if codegen_ops.is_half(dtype) or dtype.kind not in ("biuf" if eqn.primitive.name == "sort"
+                                                        else "iuf"):
+      return False
   if eqn.primitive.name == "sort":
     return eqn.invars[0].aval.shape[eqn.params["dimension"]] < 1 << 32
-  return np.dtype(eqn.invars[0].aval.dtype).kind in "iuf"
+  return True
 
 
 def emit(step, fn):

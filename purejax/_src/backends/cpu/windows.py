@@ -81,9 +81,15 @@ def _computation(jaxpr, consts, args, ctx):
 
 
 def supported(eqn):
-  """Every windowed primitive on C dtypes; the general reduce_window when its
-  computation has a C expression."""
+  """Every windowed primitive on C's own types (bool, integers, float32,
+  float64: not complex or 16-bit floats, whose orders and sums are not C's
+  operators); the general reduce_window when its computation has a C
+  expression."""
   name = eqn.primitive.name
+  for v in list(eqn.invars) + list(eqn.outvars):
+    dtype = np.dtype(v.aval.dtype)
+    if codegen_ops.is_half(dtype) or dtype.kind not in "biuf":
+      return False
   if name != "reduce_window":
     return name in NAMES
   p = eqn.params
