@@ -23,7 +23,8 @@ and the plan is ``complete`` when it has no host step.
 """
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops, expansion, native, product_layout
+from purejax._src.backends.cpu import (codegen_ops, common_subexpressions, expansion, native,
+                                      product_layout)
 from purejax._src.jaxpr import DropVar, Jaxpr, Literal, Var
 
 INDEX_PRIMS = frozenset({"broadcast_in_dim", "reshape", "squeeze", "transpose", "slice",
@@ -129,9 +130,11 @@ class Plan:
 def plan_jaxpr(jaxpr, native_only=False):
   """Partitions ``jaxpr`` (without constvars) into a Plan; nested calls
   (``jit``, ``checkpoint``, ``custom_jvp_call``...) are inlined first, and
-  primitives with a ``c_expansion`` expanded (``expansion``), and products
-  read only through a transpose computed transposed (``product_layout``)."""
-  jaxpr = product_layout.fold_transposes(expansion.expand(inline_calls(jaxpr)))
+  primitives with a ``c_expansion`` expanded (``expansion``), repeated
+  equations merged (``common_subexpressions``), and products read only
+  through a transpose computed transposed (``product_layout``)."""
+  jaxpr = expansion.expand(inline_calls(jaxpr))
+  jaxpr = product_layout.fold_transposes(common_subexpressions.eliminate(jaxpr))
   planner = _Planner(native_only)
   for eqn in jaxpr.eqns:
     planner.add(eqn)
