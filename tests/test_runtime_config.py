@@ -274,3 +274,18 @@ def test_default_matmul_precision_is_recorded_as_jax_records_it(name):
     theirs = real.make_jaxpr(lambda a: a @ a)(a).eqns[0].params["precision"]
   assert [p.name for p in ours] == [p.name for p in theirs]
   assert purejax.make_jaxpr(lambda a: a @ a)(a).eqns[0].params["precision"] is None
+
+
+@pytest.mark.parametrize("preset", [None, "passive"])
+def test_import_sets_the_openmp_wait_policy_unless_the_user_did(preset):
+  # libgomp reads these when it loads (the first kernel): purejax's defaults
+  # keep barriers spinning briefly even when two threads run parallel kernels.
+  env = {k: v for k, v in os.environ.items()
+         if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+  if preset:
+    env["OMP_WAIT_POLICY"] = preset
+  out = subprocess.run(
+      [sys.executable, "-c", "import os, purejax; "
+       "print(os.environ['OMP_WAIT_POLICY'], os.environ['GOMP_SPINCOUNT'])"],
+      env=env, capture_output=True, text=True, check=True).stdout.split()
+  assert out == [preset or "active", "10000"]
