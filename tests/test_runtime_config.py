@@ -278,14 +278,15 @@ def test_default_matmul_precision_is_recorded_as_jax_records_it(name):
 
 @pytest.mark.parametrize("preset", [None, "passive"])
 def test_import_sets_the_openmp_wait_policy_unless_the_user_did(preset):
-  # libgomp reads these when it loads (the first kernel): purejax's defaults
+  # libgomp reads these when it loads (with the first kernel): the C backend's
   # keep barriers spinning briefly even when two threads run parallel kernels.
   env = {k: v for k, v in os.environ.items()
          if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
   if preset:
     env["OMP_WAIT_POLICY"] = preset
   out = subprocess.run(
-      [sys.executable, "-c", "import os, purejax; "
+      [sys.executable, "-c", "import os, purejax as jax; "
+       "jax.config.update('purejax_compile_sync', True); jax.jit(lambda x: x + 1)(1.0); "
        "print(os.environ['OMP_WAIT_POLICY'], os.environ['GOMP_SPINCOUNT'])"],
       env=env, capture_output=True, text=True, check=True).stdout.split()
   assert out == [preset or "active", "10000"]
