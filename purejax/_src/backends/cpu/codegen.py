@@ -30,6 +30,7 @@ from purejax._src.lax.reduction_order import BLOCK, LANES
 PARALLEL_MIN_POINTS = 1 << 15
 _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
 _MAX_ORDERED_BLOCK = 64   # the same with LANES accumulators each (ordered sums)
+_MAX_CHUNKS = 4096   # whole-array reductions: partial results kept on the stack
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
 
 
@@ -361,6 +362,10 @@ class _KernelBuilder:
     outer, red = loops["outer"], loops["reduced"]
     small = len(red) == 1 and nest.run_size(red[0][1]) <= _ARG_BUFFER
     decls, folds, finals, second = self._accumulators(reductions, two_pass=small)
+    n = nest.run_size([d for _, dims in red for d in dims])
+    if (not outer and parallel and any(_is_lanes(d) for d in decls) and not second[0]
+        and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
+      return self._ordered_chunks(nest, red, decls, body + folds) + finals
     lines = []
     if outer and parallel:
       lines += self._pragma("parallel for" + (f" collapse({len(outer)})"
@@ -399,11 +404,19 @@ class _KernelBuilder:
     lines += [f"{d};" for d, *_ in lanes]
     lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
     lines += _block_stack_decls(lanes, nb, "")
+    lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
+    lines += self._ordered_block(nest, red, lanes, scalars, body, n)
+    lines += _block_merge(lanes, nb, "")
+    lines.append("}")
+    lines += _block_final(lanes, nb, "")
+    return lines
+
+  def _ordered_block(self, nest, red, lanes, scalars, body, n):
+    """Block ``rb`` folded into its lanes, the lanes into the first one."""
     simd = all(op for _, nm, _, op in scalars if nm is not None)
     clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in scalars if nm is not None)
-    lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
-    lines.append(f"const int64_t rlo = rb * {BLOCK}, rhi = rlo + {BLOCK} < {n} ? "
-                 f"rlo + {BLOCK} : {n};")
+    lines = [f"const int64_t rlo = rb * {BLOCK}, rhi = rlo + {BLOCK} < {n} ? "
+             f"rlo + {BLOCK} : {n};"]
     lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
     lines += [f"{nm}[rl] = {init};" for _, nm, init, _ in lanes] + ["}"]
     lines.append("int64_t rr = rlo;")
@@ -413,11 +426,52 @@ class _KernelBuilder:
     lines += _run_vars(nest, red, "rr + rl") + body + ["}", "}"]
     lines.append("for (int rl = 0; rr + rl < rhi; rl++) {")
     lines += _run_vars(nest, red, "rr + rl") + body + ["}"]
-    lines += _lane_tree(lanes, "")
-    lines += _block_merge(lanes, nb, "")
+    return lines + _lane_tree(lanes, "")
+
+  def _ordered_chunks(self, nest, red, decls, body):
+    """A whole-array ordered reduction on all threads: they take chunks of
+    ``per`` blocks (a power of two, so that a chunk is a subtree of the
+    pairwise tree over the blocks, the last one its tail); the chunk
+    results are then paired in order, as the blocks would be."""
+    n = nest.run_size([d for _, dims in red for d in dims])
+    nb, _ = reduction_order.blocks(n)
+    per = 1
+    while -(-nb // per) > _MAX_CHUNKS:
+      per *= 2
+    nch, full, tail = -(-nb // per), nb // per, nb % per
+    lanes = [d for d in decls if _is_lanes(d)]
+    scalars = [d for d in decls if not _is_lanes(d)]
+    lines = [f"{d} = {init};" for d, nm, init, _ in scalars]
+    lines += [f"{ct} {nm[:-2]}_c[{nch}];" for _, nm, _, (_, ct, _) in lanes]
+    lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
+    clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in scalars)
+    lines += self._pragma(f"parallel for {clauses}")
+    lines.append(f"for (int64_t ci = 0; ci < {nch}; ci++) {{")
+    lines += [f"{d};" for d, *_ in lanes]
+    lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
+    lines += _block_stack_decls(lanes, per, "")
+    lines.append(f"const int64_t rb0 = ci * {per};")
+    lines.append(f"for (int64_t rb = rb0; rb < rb0 + {per} && rb < {nb}; rb++) {{")
+    lines += self._ordered_block(nest, red, lanes, scalars, body, n)
+    lines += _block_merge(lanes, per, "", counter="rb - rb0")
     lines.append("}")
-    lines += _block_final(lanes, nb, "")
-    return lines
+    if per == 1:
+      lines += [f"{nm[:-2]}_c[ci] = {nm[:-2]}_t;" for _, nm, *_ in lanes]
+    else:
+      lines.append(f"if (ci < {full}) {{")
+      lines += _block_final(lanes, per, "", target="{t}")
+      if tail:
+        lines.append("} else {")
+        lines += (_block_final(lanes, tail, "", target="{t}") if tail > 1 else
+                  [f"{nm[:-2]}_t = {nm[:-2]}_s[0];" for _, nm, *_ in lanes])
+      lines.append("}")
+      lines += [f"{nm[:-2]}_c[ci] = {nm[:-2]}_t;" for _, nm, *_ in lanes]
+    lines.append("}")
+    lines += _block_stack_decls(lanes, nch, "")
+    lines.append(f"for (int64_t rb = 0; rb < {nch}; rb++) {{")
+    lines += _block_merge(lanes, nch, "", value="{base}_c[rb]")
+    lines.append("}")
+    return lines + _block_final(lanes, nch, "")
 
   def _emit_blocked(self, nest, loops, body, reductions, parallel):
     outer, red, inner = loops["outer"], loops["reduced"], loops["inner"]
@@ -528,23 +582,24 @@ def _block_stack_decls(lanes, nb, k):
   return [f"{ct} {nm[:-2]}_s[{nb.bit_length()}]{k};" for _, nm, _, (_, ct, _) in lanes]
 
 
-def _block_merge(lanes, nb, k):
-  """Block ``rb``'s result pushed on the stack of pairwise partial results
-  (a binary counter: the same tree as pairing neighbours level by level)."""
+def _block_merge(lanes, nb, k, counter="rb", value="{nm}[0]{k}"):
+  """Block ``counter``'s result (``value``) pushed on the stack of pairwise
+  partial results (a binary counter: the same tree as pairing neighbours
+  level by level)."""
   lines = []
   for _, nm, _, (_, ct, op) in lanes:
-    t = nm[:-2] + "_t"
+    t, v = nm[:-2] + "_t", value.format(nm=nm, base=nm[:-2], k=k)
     if nb == 1:
-      lines.append(f"{t}{k} = {nm}[0]{k};")
+      lines.append(f"{t}{k} = {v};")
       continue
     st = nm[:-2] + "_s"
-    lines.append(f"{{ {ct} v = {nm}[0]{k}; int64_t c = rb; int lvl = 0; "
+    lines.append(f"{{ {ct} v = {v}; int64_t c = {counter}; int lvl = 0; "
                  f"while (c & 1) {{ v = {st}[lvl]{k} {op} v; c >>= 1; lvl++; }} "
                  f"{st}[lvl]{k} = v; }}")
   return lines
 
 
-def _block_final(lanes, nb, k):
+def _block_final(lanes, nb, k, target="{t}{k}"):
   """The stack's partial results folded from the last (smallest) up."""
   lines = []
   if nb == 1:
@@ -555,5 +610,12 @@ def _block_final(lanes, nb, k):
     expr = f"{st}[{levels[0]}]{k}"
     for lvl in levels[1:]:
       expr = f"({st}[{lvl}]{k} {op} {expr})"
-    lines.append(f"{t}{k} = {expr};")
+    lines.append(f"{target.format(t=t, nm=nm, k=k)} = {expr};")
   return lines
+
+
+def _bit_reversed_lanes():
+  """The lanes in the order whose pairwise tree is the halving tree: lane
+  ``i`` and ``i + h`` are neighbours at the level where ``h`` halves."""
+  bits = LANES.bit_length() - 1
+  return [int(format(p, f"0{bits}b")[::-1], 2) for p in range(LANES)]
