@@ -177,6 +177,20 @@ def test_thread_counts_agree_in_process():
   assert len(set(results.values())) == 1
 
 
+# Whole-array sums run on all threads, each taking chunks of blocks: one
+# block, 4096 blocks and more (chunks of 2 and 4 blocks, with a tail of 1 and 3).
+@pytest.mark.parametrize("n", [3000, 4096 * 4096 - 5, 4096 * 4096 + 77, 4096 * 8195 - 11])
+def test_whole_array_sums_follow_the_order_on_any_thread_count(n):
+  x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+  want = reduction_order.ordered_reduce(x, (0,), "+")
+  for threads in (1, 2, 3):
+    with config.override("purejax_num_threads", threads), \
+         config.override("purejax_compile_sync", True):
+      total, top = jax.jit(lambda x: (x.sum(), x.max()))(x)
+    assert np.asarray(total).tobytes() == want.tobytes()
+    assert float(top) == x.max()
+
+
 @pytest.mark.parametrize("shapes", [((1000, 700), (700, 1001)), ((3, 130, 333), (3, 333, 70)),
                                     ((77, 900), (900, 600)), ((600, 64), (64, 5))])
 def test_matrix_product_bits_do_not_depend_on_the_thread_count(shapes):
