@@ -273,6 +273,17 @@ def _swap(carry_vars):
           for j in range(len(carry_vars))]
 
 
+def _single_blas(fn, bodies):
+  """C statements entering and leaving OpenBLAS's single-threaded mode once
+  around a loop whose ``bodies`` call BLAS (the products inside then skip
+  the mode's lock and thread-count changes), or empty ones."""
+  if not any(b in fn.unit.blas_bodies for b in bodies):
+    return "", ""
+  fn.uses_blas = True
+  return ("if (pj_single_enter) pj_single_enter(0);",
+          "if (pj_single_leave) pj_single_leave(0);")
+
+
 def _emit_scan(step, fn):
   eqn, p = step.eqn, step.eqn.params
   nconst, ncarry, length = p["num_consts"], p["num_carry"], p["length"]
@@ -281,6 +292,7 @@ def _emit_scan(step, fn):
   xs = eqn.invars[nconst + ncarry:]
   carry_out, ys = eqn.outvars[:ncarry], eqn.outvars[ncarry:]
   body = fn.subfunction(step.plans["jaxpr"])
+  enter, leave = _single_blas(fn, [body])
   n_in = nconst + ncarry + len(xs)
   fn.lines.append(f"{{ /* scan, length {length}{', reversed' if p['reverse'] else ''} */")
   cur, nxt = _carry_buffers(fn, carry_out, init)
@@ -288,6 +300,7 @@ def _emit_scan(step, fn):
            f"void* nxt[{max(1, ncarry)}] = {{{', '.join(nxt) or '0'}}};",
            f"void* args[{n_in + ncarry + len(ys)}];"]
   lines += [f"args[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(consts)]
+  lines.append(enter)
   lines.append(f"for (int64_t it = 0; it < {length}; it++) {{")
   lines.append(f"  const int64_t t = {f'{length - 1} - it' if p['reverse'] else 'it'};")
   lines += [f"  args[{nconst + j}] = cur[{j}];" for j in range(ncarry)]
@@ -296,8 +309,8 @@ def _emit_scan(step, fn):
   lines += [f"  args[{n_in + j}] = nxt[{j}];" for j in range(ncarry)]
   lines += [f"  args[{n_in + ncarry + i}] = (char*){fn.ptr(y)} + t * {_nbytes(y) // length};"
             for i, y in enumerate(ys)]
-  lines.append(f"  if ({body}(args)) goto done;")
-  lines += ["  " + s for s in _swap(carry_out)] + ["}"]
+  lines.append(f"  if ({body}(args)) {{ {leave} goto done; }}")
+  lines += ["  " + s for s in _swap(carry_out)] + ["}", leave]
   lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(carry_out)]
   fn.lines += ["  " + s for s in lines] + ["}"]
 
@@ -310,6 +323,7 @@ def _emit_while(step, fn):
   n = len(outs)
   cond = fn.subfunction(step.plans["cond_jaxpr"])
   body = fn.subfunction(step.plans["body_jaxpr"])
+  enter, leave = _single_blas(fn, [cond, body])
   pred_type = codegen_ops.ctype(step.plans["cond_jaxpr"].jaxpr.outvars[0].aval.dtype)
   fn.lines.append("{ /* while */")
   cur, nxt = _carry_buffers(fn, outs, init)
@@ -320,12 +334,12 @@ def _emit_while(step, fn):
   lines += [f"cargs[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(cconsts)]
   lines += [f"bargs[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(bconsts)]
   lines.append(f"cargs[{nc + n}] = &pred;")
-  lines.append("for (;;) {")
+  lines += [enter, "for (;;) {"]
   lines += [f"  cargs[{nc + j}] = cur[{j}];" for j in range(n)]
-  lines += [f"  if ({cond}(cargs)) goto done;", "  if (!pred) break;"]
+  lines += [f"  if ({cond}(cargs)) {{ {leave} goto done; }}", "  if (!pred) break;"]
   lines += [f"  bargs[{nb + j}] = cur[{j}]; bargs[{nb + n + j}] = nxt[{j}];" for j in range(n)]
-  lines.append(f"  if ({body}(bargs)) goto done;")
-  lines += ["  " + s for s in _swap(outs)] + ["}"]
+  lines.append(f"  if ({body}(bargs)) {{ {leave} goto done; }}")
+  lines += ["  " + s for s in _swap(outs)] + ["}", leave]
   lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(outs)]
   fn.lines += ["  " + s for s in lines] + ["}"]
 

@@ -52,6 +52,7 @@ class _Unit:
     self.kernels = {}
     self.functions = []
     self.bodies = 0
+    self.blas_bodies = set()   # names of body functions that call BLAS
     self.uses_blas = False
     self.kept_arenas = []
     self.helpers = set()
@@ -79,6 +80,8 @@ class _Unit:
     fn = _Function(unit=self, plan=plan, steps=plan.steps, inputs=list(jaxpr.invars),
                    outputs=[], result_vars=list(jaxpr.outvars))
     self.functions.append(fn.source(f"static int {name}(void* const* ext)"))
+    if fn.uses_blas:
+      self.blas_bodies.add(name)
     return name
 
   def source(self):
