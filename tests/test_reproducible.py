@@ -318,3 +318,61 @@ def test_openblas_thread_count_restored_after_compiled_products():
     assert setter(3) == 3
   finally:
     setter(before)
+
+
+def test_openblas_single_mode_nests_in_one_thread():
+  from purejax._src import openblas
+  setter = openblas.threads_setter(openblas.scipy_libs(), also_global=True)
+  modes = openblas.scipy_modes()
+  if setter is None or modes.addresses is None:
+    pytest.skip("SciPy's OpenBLAS has no thread count setter, or no C compiler")
+  before = setter(3)
+  try:
+    with modes.single():
+      with modes.single():   # already single: must not wait or change the count
+        assert setter(1) == 1
+      assert setter(1) == 1   # the inner leave kept the outer single mode
+    assert setter(3) == 3
+    with modes.threaded():   # single mode fully left: threaded mode not blocked
+      pass
+  finally:
+    setter(before)
+
+
+@pytest.mark.parametrize("loop", ["scan", "while"])
+def test_loop_of_products_bits_and_thread_count(loop):
+  """Loops whose steps multiply matrices (single mode entered once around
+  the loop): NumPy's values, the same bits for any thread count, and
+  OpenBLAS's thread count restored afterwards."""
+  from purejax._src import openblas
+  rng = np.random.default_rng(11)
+  w = (rng.standard_normal((96, 96)) / 10).astype(np.float32)
+  xs = rng.standard_normal((50, 3, 96)).astype(np.float32)
+
+  def f(w, xs):
+    if loop == "scan":
+      return jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x), h.sum()), xs[0], xs)
+    return jax.lax.while_loop(lambda c: c[0] < 50,
+                              lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + xs[c[0]])),
+                              (0, xs[0]))[1]
+
+  h = xs[0].astype(np.float64)
+  for x in xs:
+    h = np.tanh(h @ w + x)
+  setter = openblas.threads_setter(openblas.scipy_libs(), also_global=True)
+  before = setter(3) if setter is not None else None
+  try:
+    results = set()
+    for threads in (1, 2, 3):
+      with config.override("purejax_num_threads", threads), \
+           config.override("purejax_compile_sync", True):
+        out = jax.jit(f)(w, xs)
+      results.add(b"".join(np.asarray(r).tobytes() for r in jax.tree_util.tree_leaves(out)))
+    if setter is not None:
+      assert setter(3) == 3
+  finally:
+    if setter is not None:
+      setter(before)
+  assert len(results) == 1
+  final = out[0] if loop == "scan" else out
+  np.testing.assert_allclose(np.asarray(final), h, rtol=1e-4, atol=1e-4)

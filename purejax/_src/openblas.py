@@ -59,10 +59,15 @@ static struct {
   int saved;
 } pj_modes[2] = {{0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER},
                  {0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER}};
+/* How deep the calling thread is in "single" mode: a thread already in it
+   (a compiled loop enters once around all its steps' products) enters and
+   leaves again without the lock or the thread-count setter. */
+static __thread long pj_single_depth[2];
 void pj_blas_modes_init(int which, void* setter) {
   pj_modes[which].setter = (pj_threads_t)setter; }
 void pj_blas_single_enter(int which) {
   if (!pj_modes[which].setter) return;
+  if (pj_single_depth[which]++ > 0) return;
   pthread_mutex_lock(&pj_modes[which].mu);
   while (pj_modes[which].threaded) pthread_cond_wait(&pj_modes[which].cv, &pj_modes[which].mu);
   if (pj_modes[which].single++ == 0) pj_modes[which].saved = pj_modes[which].setter(1);
@@ -70,6 +75,7 @@ void pj_blas_single_enter(int which) {
 }
 void pj_blas_single_leave(int which) {
   if (!pj_modes[which].setter) return;
+  if (--pj_single_depth[which] > 0) return;
   pthread_mutex_lock(&pj_modes[which].mu);
   if (--pj_modes[which].single == 0) {
     pj_modes[which].setter(pj_modes[which].saved);

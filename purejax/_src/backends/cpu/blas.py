@@ -51,6 +51,15 @@ static int pj_gemm_tile(int n) {
   t = (t + PJ_GEMM_MIN - 1) / PJ_GEMM_MIN * PJ_GEMM_MIN;
   return t > PJ_GEMM_MAX ? PJ_GEMM_MAX : t;
 }
+/* Tile t of PJ_GEMM's product (the names are PJ_GEMM's locals). */
+#define PJ_GEMM_TILE(T, GEMM, t) do {                                                  \
+    const int64_t b = (t) / (rows * cols);                                              \
+    const int i0 = (int)((t) / cols % rows) * tm, j0 = (int)((t) % cols) * tn;          \
+    const int m = M - i0 < tm ? M - i0 : tm, n = N - j0 < tn ? N - j0 : tn;             \
+    const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N; \
+    GEMM(ta, tb, &n, &m, &K, &one, r + (rhs_first ? j0 : (int64_t)j0 * K), &lda,        \
+         l + (lhs_last ? (int64_t)i0 * K : i0), &ldb, &zero, o + (int64_t)i0 * N + j0, &ldc);\
+  } while (0)
 #define PJ_GEMM(NAME, T, GEMM)                                                         \
 static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first,       \
                  const T* lhs, const T* rhs, T* out, int threads) {                     \
@@ -63,14 +72,15 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
   const int64_t tiles = batch * rows * cols;                                            \
   if (threads < 1) threads = 1;                                                         \
   if (pj_single_enter) pj_single_enter(0);   /* 0: SciPy's OpenBLAS */                 \
-  _Pragma("omp parallel for num_threads(threads) schedule(static) if(threads > 1 && tiles > 1)")\
-  for (int64_t t = 0; t < tiles; t++) {                                                 \
-    const int64_t b = t / (rows * cols);                                                \
-    const int i0 = (int)(t / cols % rows) * tm, j0 = (int)(t % cols) * tn;              \
-    const int m = M - i0 < tm ? M - i0 : tm, n = N - j0 < tn ? N - j0 : tn;             \
-    const T* l = lhs + b * M * K; const T* r = rhs + b * K * N; T* o = out + b * M * N; \
-    GEMM(ta, tb, &n, &m, &K, &one, r + (rhs_first ? j0 : (int64_t)j0 * K), &lda,        \
-         l + (lhs_last ? (int64_t)i0 * K : i0), &ldb, &zero, o + (int64_t)i0 * N + j0, &ldc);\
+  /* One tile or one thread: no OpenMP region (entering one costs about as    \
+     much as a small product, the steps of a scan make many of those). */     \
+  if (threads == 1 || tiles == 1) {                                                     \
+    for (int64_t t = 0; t < tiles; t++)                                                 \
+      PJ_GEMM_TILE(T, GEMM, t);                                                         \
+  } else {                                                                              \
+    _Pragma("omp parallel for num_threads(threads) schedule(static)")                   \
+    for (int64_t t = 0; t < tiles; t++)                                                 \
+      PJ_GEMM_TILE(T, GEMM, t);                                                         \
   }                                                                                     \
   if (pj_single_leave) pj_single_leave(0);                                             \
 }

@@ -44,16 +44,24 @@ def _block_size(count, threads, most=_MAX_BLOCK):
   return min(count, max(8, -(-width // 8) * 8))
 
 
-def build_kernel(plan, group, name, num_threads=0, openmp=True):
-  """The C function computing ``group`` of ``plan``: a _Kernel."""
-  return _KernelBuilder(plan, group, name, num_threads, openmp).build()
+def build_kernel(plan, group, name, num_threads=0, openmp=True, may_alias=frozenset()):
+  """The C function computing ``group`` of ``plan``: a _Kernel.  The
+  parameters of ``may_alias``'s vars are not ``restrict``: a caller may
+  pass one buffer for an input of ``same_index_inputs`` and an output (an
+  update in place)."""
+  return _KernelBuilder(plan, group, name, num_threads, openmp, may_alias).build()
 
 
 # -- kernels -----------------------------------------------------------------------------
 
 class _Kernel:
-  def __init__(self, name, inputs, outputs, source):
+  """``same_index_inputs``: the inputs whose elements are each read only
+  where the kernel writes the same element of its outputs (a map kernel
+  loading them at its own index), so an output may overwrite one."""
+
+  def __init__(self, name, inputs, outputs, source, same_index_inputs=frozenset()):
     self.name, self.inputs, self.outputs, self.source = name, inputs, outputs, source
+    self.same_index_inputs = same_index_inputs
 
 
 def _broadcast_index(operand_shape, out_shape, idx):
@@ -123,10 +131,12 @@ class _KernelBuilder:
   placeholders and rendered once the loop structure is chosen (which
   depends on all of them)."""
 
-  def __init__(self, plan, group, name, num_threads, openmp):
+  def __init__(self, plan, group, name, num_threads, openmp, may_alias=frozenset()):
     self.plan, self.group, self.name = plan, group, name
     self.sizes = group.shape
     self.num_threads, self.openmp = num_threads, openmp
+    self.may_alias = may_alias
+    self.loads = {}   # input var -> the indices it is loaded at
     self.body = []
     self.cache = {}
     self.inputs, self.outputs = [], []
@@ -162,6 +172,7 @@ class _KernelBuilder:
     if eqn is None and not self.plan.stored_before(v, self.group):
       eqn = self.plan.views.get(v)
     if eqn is None:
+      self.loads.setdefault(v, set()).add(idx)
       expr = codegen_ops.load(f"{self.param(v)}[{self.ix(flatten(idx, v.aval.shape))}]",
                               v.aval.dtype)
     else:
@@ -217,7 +228,10 @@ class _KernelBuilder:
     body = self.body + [f"{o}[{w}] = {v};" for o, w, v in stores]
     text = self._emit(nest, loops, body, reductions)
     text = re.sub(r"@(\d+)@", lambda m: nest.render(self.ixs[int(m.group(1))]), text)
-    return _Kernel(self.name, self.inputs, self.outputs, text)
+    same_index = frozenset(
+        v for v, idxs in self.loads.items()
+        if g.axes is None and idxs == {ident} and tuple(v.aval.shape) == tuple(shape))
+    return _Kernel(self.name, self.inputs, self.outputs, text, same_index)
 
   def _out(self, v):
     self.outputs.append(v)
@@ -261,9 +275,11 @@ class _KernelBuilder:
     return [f"#pragma omp {text}{threads if text.startswith('parallel') else ''}"]
 
   def _emit(self, nest, loops, body, reductions):
-    params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}* restrict p{i}"
+    def qualifier(v):
+      return "" if v in self.may_alias else " restrict"
+    params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} p{i}"
               for i, v in enumerate(self.inputs)]
-    params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}* restrict q{i}"
+    params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
                for i, v in enumerate(self.outputs)]
     head = f"static void {self.name}({', '.join(params)}) {{"
     total = int(np.prod(self.sizes, dtype=np.int64))

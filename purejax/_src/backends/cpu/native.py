@@ -256,21 +256,34 @@ def _nbytes(v):
   return _size(v.aval) * np.dtype(v.aval.dtype).itemsize
 
 
-def _carry_buffers(fn, carry_vars, init_vars):
+def _carry_buffers(fn, carry_vars, init_vars, in_place=()):
   """Two scratch buffers per carried value (read one, write the other),
-  the first holding the initial value."""
+  the first holding the initial value; one for those updated ``in_place``
+  (indices)."""
   cur, nxt = [], []
-  for v, init in zip(carry_vars, init_vars):
-    a, b = fn.scratch(v), fn.scratch(v)
+  for j, (v, init) in enumerate(zip(carry_vars, init_vars)):
+    a = fn.scratch(v)
+    b = a if j in in_place else fn.scratch(v)
     fn.lines.append(f"  memcpy({a}, {fn.ptr(init)}, {_nbytes(v)});")
     cur.append(a)
     nxt.append(b)
   return cur, nxt
 
 
-def _swap(carry_vars):
+def _swap(carry_vars, in_place=()):
   return [f"{{ void* s = cur[{j}]; cur[{j}] = nxt[{j}]; nxt[{j}] = s; }}"
-          for j in range(len(carry_vars))]
+          for j in range(len(carry_vars)) if j not in in_place]
+
+
+def _single_blas(fn, bodies):
+  """C statements entering and leaving OpenBLAS's single-threaded mode once
+  around a loop whose ``bodies`` call BLAS (the products inside then skip
+  the mode's lock and thread-count changes), or empty ones."""
+  if not any(b in fn.unit.blas_bodies for b in bodies):
+    return "", ""
+  fn.uses_blas = True
+  return ("if (pj_single_enter) pj_single_enter(0);",
+          "if (pj_single_leave) pj_single_leave(0);")
 
 
 def _emit_scan(step, fn):
@@ -280,14 +293,22 @@ def _emit_scan(step, fn):
   init = eqn.invars[nconst:nconst + ncarry]
   xs = eqn.invars[nconst + ncarry:]
   carry_out, ys = eqn.outvars[:ncarry], eqn.outvars[ncarry:]
-  body = fn.subfunction(step.plans["jaxpr"])
+  plan = step.plans["jaxpr"]
+  # Carries the body updates element by element (gradient sums) are
+  # updated in place: no second buffer to write and then swap in.
+  pairs = [(plan.jaxpr.invars[nconst + j], plan.jaxpr.outvars[j]) for j in range(ncarry)]
+  in_place = fn.unit.in_place_results(plan, pairs)
+  in_place_carries = {j for j, pair in enumerate(pairs) if pair in in_place}
+  body = fn.subfunction(plan, in_place)
+  enter, leave = _single_blas(fn, [body])
   n_in = nconst + ncarry + len(xs)
   fn.lines.append(f"{{ /* scan, length {length}{', reversed' if p['reverse'] else ''} */")
-  cur, nxt = _carry_buffers(fn, carry_out, init)
+  cur, nxt = _carry_buffers(fn, carry_out, init, in_place_carries)
   lines = [f"void* cur[{max(1, ncarry)}] = {{{', '.join(cur) or '0'}}};",
            f"void* nxt[{max(1, ncarry)}] = {{{', '.join(nxt) or '0'}}};",
            f"void* args[{n_in + ncarry + len(ys)}];"]
   lines += [f"args[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(consts)]
+  lines.append(enter)
   lines.append(f"for (int64_t it = 0; it < {length}; it++) {{")
   lines.append(f"  const int64_t t = {f'{length - 1} - it' if p['reverse'] else 'it'};")
   lines += [f"  args[{nconst + j}] = cur[{j}];" for j in range(ncarry)]
@@ -296,8 +317,8 @@ def _emit_scan(step, fn):
   lines += [f"  args[{n_in + j}] = nxt[{j}];" for j in range(ncarry)]
   lines += [f"  args[{n_in + ncarry + i}] = (char*){fn.ptr(y)} + t * {_nbytes(y) // length};"
             for i, y in enumerate(ys)]
-  lines.append(f"  if ({body}(args)) goto done;")
-  lines += ["  " + s for s in _swap(carry_out)] + ["}"]
+  lines.append(f"  if ({body}(args)) {{ {leave} goto done; }}")
+  lines += ["  " + s for s in _swap(carry_out, in_place_carries)] + ["}", leave]
   lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(carry_out)]
   fn.lines += ["  " + s for s in lines] + ["}"]
 
@@ -310,6 +331,7 @@ def _emit_while(step, fn):
   n = len(outs)
   cond = fn.subfunction(step.plans["cond_jaxpr"])
   body = fn.subfunction(step.plans["body_jaxpr"])
+  enter, leave = _single_blas(fn, [cond, body])
   pred_type = codegen_ops.ctype(step.plans["cond_jaxpr"].jaxpr.outvars[0].aval.dtype)
   fn.lines.append("{ /* while */")
   cur, nxt = _carry_buffers(fn, outs, init)
@@ -320,12 +342,12 @@ def _emit_while(step, fn):
   lines += [f"cargs[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(cconsts)]
   lines += [f"bargs[{i}] = (void*){fn.ptr(v)};" for i, v in enumerate(bconsts)]
   lines.append(f"cargs[{nc + n}] = &pred;")
-  lines.append("for (;;) {")
+  lines += [enter, "for (;;) {"]
   lines += [f"  cargs[{nc + j}] = cur[{j}];" for j in range(n)]
-  lines += [f"  if ({cond}(cargs)) goto done;", "  if (!pred) break;"]
+  lines += [f"  if ({cond}(cargs)) {{ {leave} goto done; }}", "  if (!pred) break;"]
   lines += [f"  bargs[{nb + j}] = cur[{j}]; bargs[{nb + n + j}] = nxt[{j}];" for j in range(n)]
-  lines.append(f"  if ({body}(bargs)) goto done;")
-  lines += ["  " + s for s in _swap(outs)] + ["}"]
+  lines.append(f"  if ({body}(bargs)) {{ {leave} goto done; }}")
+  lines += ["  " + s for s in _swap(outs)] + ["}", leave]
   lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(outs)]
   fn.lines += ["  " + s for s in lines] + ["}"]
 

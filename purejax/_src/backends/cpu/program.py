@@ -52,6 +52,7 @@ class _Unit:
     self.kernels = {}
     self.functions = []
     self.bodies = 0
+    self.blas_bodies = set()   # names of body functions that call BLAS
     self.uses_blas = False
     self.kept_arenas = []
     self.helpers = set()
@@ -63,22 +64,49 @@ class _Unit:
       self.helpers.add(key)
       self.functions.append(make_source())
 
-  def kernel(self, plan, group):
-    k = self.kernels.get(group)
+  def kernel(self, plan, group, may_alias=frozenset()):
+    key = (group, may_alias)
+    k = self.kernels.get(key)
     if k is None:
-      k = self.kernels[group] = codegen.build_kernel(
-          plan, group, f"kernel_{len(self.kernels)}", self.num_threads, self.openmp)
+      k = self.kernels[key] = codegen.build_kernel(
+          plan, group, f"kernel_{len(self.kernels)}", self.num_threads, self.openmp,
+          may_alias)
       self.functions.append(k.source)
     return k
 
-  def body_function(self, plan):
-    """The name of a new function running ``plan``'s jaxpr completely."""
+  def in_place_results(self, plan, pairs):
+    """Which (input, result) pairs of ``pairs`` (vars of ``plan``'s jaxpr) a
+    body function can take as one buffer: the input read by one step only,
+    a kernel that writes the result and reads the input at the same
+    elements (an accumulation such as a scan's gradient sums), and neither
+    of them also returned elsewhere."""
+    outvars = list(plan.jaxpr.outvars)
+    readers = {}
+    for step in plan.steps:
+      for v in _reads(self, plan, step):
+        readers.setdefault(v, []).append(step)
+    ok = []
+    for v, r in pairs:
+      steps = readers.get(v, [])
+      if (type(r) is Literal or v in outvars or outvars.count(r) != 1
+          or r in plan.jaxpr.invars or len(steps) != 1 or type(steps[0]) is not Group):
+        continue
+      if r in steps[0].outputs and v in self.kernel(plan, steps[0]).same_index_inputs:
+        ok.append((v, r))
+    return ok
+
+  def body_function(self, plan, in_place=()):
+    """The name of a new function running ``plan``'s jaxpr completely; the
+    caller may pass one buffer for each (input, result) pair of
+    ``in_place`` (pairs ``in_place_results`` allows)."""
     name = f"body_{self.bodies}"
     self.bodies += 1
     jaxpr = plan.jaxpr
     fn = _Function(unit=self, plan=plan, steps=plan.steps, inputs=list(jaxpr.invars),
-                   outputs=[], result_vars=list(jaxpr.outvars))
+                   outputs=[], result_vars=list(jaxpr.outvars), in_place=in_place)
     self.functions.append(fn.source(f"static int {name}(void* const* ext)"))
+    if fn.uses_blas:
+      self.blas_bodies.add(name)
     return name
 
   def source(self):
@@ -136,8 +164,9 @@ class _Function:
   to its own ``ext`` slot after the inputs, copied there when a step does
   not compute it in place."""
 
-  def __init__(self, unit, plan, steps, inputs, outputs, result_vars=()):
+  def __init__(self, unit, plan, steps, inputs, outputs, result_vars=(), in_place=()):
     self.unit, self.plan, self.steps = unit, plan, steps
+    self.may_alias = frozenset(v for pair in in_place for v in pair)
     self.ext = {}
     for v in list(inputs) + list(outputs):
       self.ext.setdefault(v, len(self.ext))
@@ -182,13 +211,16 @@ class _Function:
     self.scratches.append((name, ctype, count, self.step_index))
     return name
 
-  def subfunction(self, plan):
-    return self.unit.body_function(plan)
+  def subfunction(self, plan, in_place=()):
+    return self.unit.body_function(plan, in_place)
 
   def source(self, signature):
     for self.step_index, step in enumerate(self.steps):
       if type(step) is Group:
         k = self.unit.kernel(self.plan, step)
+        aliased = self.may_alias & frozenset(k.inputs + k.outputs)
+        if aliased:
+          k = self.unit.kernel(self.plan, step, aliased)
         args = [self.ptr(v) for v in k.inputs] + [self.ptr(v) for v in k.outputs]
         self.lines.append(f"{k.name}({', '.join(args)});")
       else:
