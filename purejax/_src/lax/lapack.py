@@ -216,6 +216,10 @@ def real_of(dtype):
 
 # Matrices of fewer elements are transposed by NumPy.
 COMPILED_TRANSPOSE_MIN = 4096
+# Transposes of more elements than this (in all) spread over OpenMP threads
+# (a copy is bound by memory: on 2 cores a second thread only slowed a
+# 2048 x 2048 one, and waking it cost more than a 512 x 512 one takes).
+TRANSPOSE_PARALLEL_MIN = 1 << 22
 
 
 def aligned_empty(shape, dtype):
@@ -243,7 +247,7 @@ def _transposed(flat, dtype):
   if (loop is not None and flat.dtype == dtype and dtype.itemsize in (4, 8, 16)
       and m * n >= COMPILED_TRANSPOSE_MIN and flat.flags.c_contiguous):
     out = aligned_empty((count, n, m), dtype)
-    threads = loop[1] if count * m * n >= 1 << 18 else 1
+    threads = loop[1] if count * m * n >= TRANSPOSE_PARALLEL_MIN else 1
     loop[2](flat.ctypes.data, out.ctypes.data, count, m, n, dtype.itemsize, threads)
     return out
   out = aligned_empty((count, n, m), dtype)   # always a copy: LAPACK overwrites it
@@ -315,22 +319,39 @@ def getrf(x):
 
 # -- trsm: triangular solves -------------------------------------------------------------
 
+def _row_major(x, dtype):
+  """x as a contiguous array of ``dtype`` on a 64-byte boundary: x itself
+  when it is one already (read only), else an aligned copy."""
+  if (x.dtype == dtype and x.flags.c_contiguous and x.ctypes.data % 64 == 0):
+    return x
+  out = aligned_empty(x.shape, dtype)
+  out[...] = x
+  return out
+
+
 def trsm(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   """op(a) x = b (left_side) or x op(a) = b for the ``lower`` (else upper)
   triangle of a; a (..., m, m), b (..., m, n) or (..., n, m)."""
   batch, (m, n) = b.shape[:-2], b.shape[-2:]
   work = work_dtype(b.dtype)
-  if conjugate_a and not transpose_a:
-    a = np.conj(a)   # BLAS conjugates only with the transpose
-  trans = ("C" if conjugate_a else "T") if transpose_a else "N"
-  ac, bc = to_columns(a, work), to_columns(b, work)
+  # a's row-major buffer is a^T in column-major order: BLAS reads it as is,
+  # with the other triangle and the transpose flag flipped (same bits as a
+  # transposed copy: the same kernel runs).  Only a^H, the conjugate of
+  # the buffer, needs a copy.
+  if conjugate_a and transpose_a:
+    a = np.conj(a)
+    trans = "N"
+  else:
+    trans = "C" if conjugate_a else ("N" if transpose_a else "T")
+  ar = _row_major(a, work)
+  bc = to_columns(b, work)
   count = bc.shape[0]
   if m and n and count:
     ints = _Ints(m, n, a.shape[-1], m)
     one = np.ones(1, work)
-    args = [_char("L" if left_side else "R"), _char("L" if lower else "U"), _char(trans),
+    args = [_char("L" if left_side else "R"), _char("U" if lower else "L"), _char(trans),
             _char("U" if unit_diagonal else "N"), ints[0], ints[1], _ptr(one),
-            _each(ac), ints[2], _each(bc), ints[3]]
+            _each(ar.reshape((count,) + a.shape[-2:])), ints[2], _each(bc), ints[3]]
     _run(_PREFIX[work] + "trsm", count, args, m * n * a.shape[-1])
   return from_columns(bc, batch, b.dtype)
 
