@@ -255,6 +255,18 @@ def _transposed(flat, dtype):
   return out
 
 
+def c_contiguous(x):
+  """x in C order: x itself, or a copy (by the compiled transpose for a
+  stack of matrices stored column-major, as getrf's factors are)."""
+  if x.flags.c_contiguous:
+    return x
+  columns = np.swapaxes(x, -1, -2) if x.ndim >= 2 else x
+  if columns.flags.c_contiguous:
+    flat = columns.reshape((-1,) + columns.shape[-2:])
+    return _transposed(flat, x.dtype).reshape(x.shape)
+  return np.ascontiguousarray(x)
+
+
 def to_columns(x, dtype):
   """x (..., m, n) as a contiguous (count, n, m) array: each matrix in
   column-major order, converted to ``dtype``."""
@@ -314,15 +326,25 @@ def getrf(x):
          m * n * k * 2 // 3)
     pivots -= 1
   pivots = pivots.reshape(batch + (k,))
-  return (from_columns(t, batch, x.dtype), pivots, permutation_from_pivots(pivots, m))
+  if t.dtype == x.dtype:
+    # The factors as a view of the column-major buffer: trsm reads it as it
+    # is; a consumer that needs row-major order makes the copy.
+    lu = np.swapaxes(t, -1, -2).reshape(batch + (m, n))
+  else:
+    lu = from_columns(t, batch, x.dtype)
+  return lu, pivots, permutation_from_pivots(pivots, m)
 
 
 # -- trsm: triangular solves -------------------------------------------------------------
 
+def _is_aligned_dense(x, dtype):
+  return x.dtype == dtype and x.flags.c_contiguous and x.ctypes.data % 64 == 0
+
+
 def _row_major(x, dtype):
   """x as a contiguous array of ``dtype`` on a 64-byte boundary: x itself
   when it is one already (read only), else an aligned copy."""
-  if (x.dtype == dtype and x.flags.c_contiguous and x.ctypes.data % 64 == 0):
+  if _is_aligned_dense(x, dtype):
     return x
   out = aligned_empty(x.shape, dtype)
   out[...] = x
@@ -334,24 +356,31 @@ def trsm(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   triangle of a; a (..., m, m), b (..., m, n) or (..., n, m)."""
   batch, (m, n) = b.shape[:-2], b.shape[-2:]
   work = work_dtype(b.dtype)
-  # a's row-major buffer is a^T in column-major order: BLAS reads it as is,
-  # with the other triangle and the transpose flag flipped (same bits as a
-  # transposed copy: the same kernel runs).  Only a^H, the conjugate of
-  # the buffer, needs a copy.
-  if conjugate_a and transpose_a:
-    a = np.conj(a)
-    trans = "N"
+  columns = np.swapaxes(a, -1, -2)
+  if (not (conjugate_a and not transpose_a) and _is_aligned_dense(columns, work)):
+    # a is a column-major buffer seen transposed (getrf's result): BLAS
+    # reads the buffer with the flags as given.
+    buf, uplo = columns, lower
+    trans = ("C" if conjugate_a else "T") if transpose_a else "N"
   else:
-    trans = "C" if conjugate_a else ("N" if transpose_a else "T")
-  ar = _row_major(a, work)
+    # a's row-major buffer is a^T in column-major order: BLAS reads it as
+    # is, with the other triangle and the transpose flag flipped (same bits
+    # as a transposed copy: the same kernel runs).  Only a^H, the conjugate
+    # of the buffer, needs a copy.
+    if conjugate_a and transpose_a:
+      a = np.conj(a)
+      trans = "N"
+    else:
+      trans = "C" if conjugate_a else ("N" if transpose_a else "T")
+    buf, uplo = _row_major(a, work), not lower
   bc = to_columns(b, work)
   count = bc.shape[0]
   if m and n and count:
     ints = _Ints(m, n, a.shape[-1], m)
     one = np.ones(1, work)
-    args = [_char("L" if left_side else "R"), _char("U" if lower else "L"), _char(trans),
+    args = [_char("L" if left_side else "R"), _char("L" if uplo else "U"), _char(trans),
             _char("U" if unit_diagonal else "N"), ints[0], ints[1], _ptr(one),
-            _each(ar.reshape((count,) + a.shape[-2:])), ints[2], _each(bc), ints[3]]
+            _each(buf.reshape((count,) + a.shape[-2:])), ints[2], _each(bc), ints[3]]
     _run(_PREFIX[work] + "trsm", count, args, m * n * a.shape[-1])
   return from_columns(bc, batch, b.dtype)
 

@@ -17,6 +17,7 @@ from purejax._src.backends import numpy_backend, psum_fusion
 from purejax._src.backends.cpu import blas, fast_runner, fusion, host_steps, program
 from purejax._src.config import config
 from purejax._src.jaxpr import Literal
+from purejax._src.lax import lapack
 
 # Contracting a * b + c into one fused multiply-add (gcc's default) rounds
 # differently from NumPy's two operations; the kernels call fma explicitly
@@ -213,7 +214,7 @@ def _call_segment(call, env):
 
 def _c_array(x, dtype):
   x = np.asarray(x, dtype=dtype)
-  return x if x.flags.c_contiguous else x.copy(order="C")
+  return x if x.flags.c_contiguous else lapack.c_contiguous(x)
 
 
 def _as_dtype(value, dtype):
