@@ -13,12 +13,14 @@ import ctypes
 import functools
 import importlib.machinery
 import importlib.util
+import sys
 import sysconfig
 
 import numpy as np
 
 _MODULE = "pj_fast_runner"
 MAX_ARGS = 64   # PJ_MAX_ARGS
+MAX_DIMS = 32   # NumPy 1's NPY_MAXDIMS (2's is 64)
 
 _SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
@@ -132,9 +134,12 @@ def _module():
   """The compiled extension module, or None."""
   from purejax._src.backends.cpu import toolchain
   include = sysconfig.get_paths().get("include")
+  # The versions in the source: a cached build is for these headers only.
+  source = (f"/* Python {sys.version.split()[0]} ({sys.implementation.cache_tag}), "
+            f"NumPy {np.__version__} */\n" + _SOURCE)
   try:
     lib = toolchain.compile_library(
-        _SOURCE, extra_flags=(f"-I{include}", f"-I{np.get_include()}"))
+        source, extra_flags=(f"-I{include}", f"-I{np.get_include()}"))
   except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError):
     return None
   try:
@@ -153,7 +158,8 @@ def make(fn, slow, fail, input_positions, input_dtypes, output_shapes, output_dt
   its kernel outputs read only), or None.  ``results``: per result, the
   index of a kernel output, or ``-i - 1`` for argument i as given."""
   module = _module()
-  if module is None or len(input_positions) + len(output_shapes) > MAX_ARGS:
+  if (module is None or len(input_positions) + len(output_shapes) > MAX_ARGS
+      or any(len(s) > MAX_DIMS for s in output_shapes)):
     return None
   codes = tuple(int(r) for r in results)
   spec = (ctypes.cast(fn, ctypes.c_void_p).value, slow, fail,
