@@ -115,9 +115,11 @@ def test_compiled_transpose_is_exact(shape, dtype):
   lapack.COMPILED_TRANSPOSE_MIN = 0
   try:
     got = lapack._transposed(x, np.dtype(dtype))
+    lower = lapack._transposed(x, np.dtype(dtype), lower=True)
     view = lapack.c_contiguous(np.swapaxes(x, -1, -2))
   finally:
     lapack.COMPILED_TRANSPOSE_MIN = old
   np.testing.assert_array_equal(got, np.swapaxes(x, -1, -2))
+  np.testing.assert_array_equal(lower, np.tril(np.swapaxes(x, -1, -2)))
   np.testing.assert_array_equal(view, np.swapaxes(x, -1, -2))
   assert view.flags.c_contiguous

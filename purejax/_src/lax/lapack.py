@@ -239,20 +239,22 @@ def aligned_zeros(shape, dtype):
   return out
 
 
-def _transposed(flat, dtype):
+def _transposed(flat, dtype, lower=False):
   """A new contiguous (count, n, m) array of ``dtype`` holding the
-  transposes of flat's matrices (count, m, n)."""
+  transposes of flat's matrices (count, m, n); with ``lower``, their lower
+  triangles (zeros above the diagonal)."""
   loop = batch_loop_provider() if batch_loop_provider is not None else None
   count, m, n = flat.shape
   if (loop is not None and flat.dtype == dtype and dtype.itemsize in (4, 8, 16)
       and m * n >= COMPILED_TRANSPOSE_MIN and flat.flags.c_contiguous):
     out = aligned_empty((count, n, m), dtype)
     threads = loop[1] if count * m * n >= TRANSPOSE_PARALLEL_MIN else 1
-    loop[2](flat.ctypes.data, out.ctypes.data, count, m, n, dtype.itemsize, threads)
+    loop[2](flat.ctypes.data, out.ctypes.data, count, m, n, dtype.itemsize, threads,
+            int(lower))
     return out
   out = aligned_empty((count, n, m), dtype)   # always a copy: LAPACK overwrites it
   out[...] = np.swapaxes(flat, -1, -2)
-  return out
+  return np.tril(out) if lower else out
 
 
 def c_contiguous(x):
@@ -274,9 +276,10 @@ def to_columns(x, dtype):
   return _transposed(flat, np.dtype(dtype))
 
 
-def from_columns(t, batch, dtype):
-  """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major."""
-  out = _transposed(t, np.dtype(dtype))
+def from_columns(t, batch, dtype, lower=False):
+  """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major
+  (with ``lower``: their lower triangles)."""
+  out = _transposed(t, np.dtype(dtype), lower)
   return out.reshape(tuple(batch) + out.shape[-2:])
 
 
@@ -401,7 +404,7 @@ def potrf(x):
     _run(_PREFIX[work] + "potrf", count, [_char("L"), ints[0], _each(t), ints[1], _each(info)],
          n ** 3 // 3)
     bad = info != 0
-  out = np.tril(from_columns(t, batch, work))
+  out = from_columns(t, batch, work, lower=True)
   _fail_nan([out.reshape((count, n, n))], bad)
   return out.astype(x.dtype, copy=False)
 

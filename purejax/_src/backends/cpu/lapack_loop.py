@@ -70,12 +70,14 @@ int pj_lapack_loop(void* fn, int nargs, int64_t count, char* const* base,
    back).  8 x 8 blocks through a local array, so that neither side walks
    more than 8 lines of a power-of-two stride at once (32 such lines share
    two L1 sets and evict each other); a tile is 8 rows by 64 columns, tiles
-   spread over threads. */
+   spread over threads.  With ``lower``, out's elements above its diagonal
+   are zeros (a Cholesky factor, in the same pass). */
 #define PJ_TR 8
 #define PJ_TC 64
 #define PJ_TRANSPOSE(NAME, T)                                                          \
 static void NAME(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols,        \
-                 int threads) {                                                         \
+                 int threads, int lower) {                                              \
+  const T zero = {0};                                                                   \
   const int64_t tr = (rows + PJ_TR - 1) / PJ_TR, tc = (cols + PJ_TC - 1) / PJ_TC;       \
   const int64_t tiles = batch * tr * tc;                                                \
   _Pragma("omp parallel for num_threads(threads) schedule(static) if(threads > 1)")    \
@@ -91,10 +93,12 @@ static void NAME(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols,
         for (int r = 0; r < PJ_TR; r++)                                                 \
           for (int c = 0; c < PJ_TR; c++) blk[c][r] = src[(r0 + r) * cols + cb + c];    \
         for (int c = 0; c < PJ_TR; c++)                                                 \
-          for (int r = 0; r < PJ_TR; r++) dst[(cb + c) * rows + r0 + r] = blk[c][r];    \
+          for (int r = 0; r < PJ_TR; r++)                                               \
+            dst[(cb + c) * rows + r0 + r] = lower && r0 + r > cb + c ? zero : blk[c][r]; \
       } else {                                                                          \
         for (int64_t c = cb; c < ce; c++)                                               \
-          for (int64_t r = r0; r < r1; r++) dst[c * rows + r] = src[r * cols + c];      \
+          for (int64_t r = r0; r < r1; r++)                                             \
+            dst[c * rows + r] = lower && r > c ? zero : src[r * cols + c];              \
       }                                                                                 \
     }                                                                                   \
   }                                                                                     \
@@ -105,11 +109,11 @@ PJ_TRANSPOSE(pj_transpose8, uint64_t)
 PJ_TRANSPOSE(pj_transpose16, pj_u128)
 
 int pj_transpose(const void* in, void* out, int64_t batch, int64_t rows, int64_t cols,
-                 int size, int threads) {
+                 int size, int threads, int lower) {
   switch (size) {
-    case 4: pj_transpose4(in, out, batch, rows, cols, threads); return 0;
-    case 8: pj_transpose8(in, out, batch, rows, cols, threads); return 0;
-    case 16: pj_transpose16(in, out, batch, rows, cols, threads); return 0;
+    case 4: pj_transpose4(in, out, batch, rows, cols, threads, lower); return 0;
+    case 8: pj_transpose8(in, out, batch, rows, cols, threads, lower); return 0;
+    case 16: pj_transpose16(in, out, batch, rows, cols, threads, lower); return 0;
   }
   return 1;
 }
@@ -130,7 +134,7 @@ def _library():
   tr = lib.pj_transpose
   tr.restype = ctypes.c_int
   tr.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_int64, ctypes.c_int, ctypes.c_int]
+                 ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
   return fn, tr, toolchain.openmp_enabled()
 
 
