@@ -16,7 +16,8 @@ from purejax._src import tree_util
 from purejax._src import async_dispatch
 from purejax._src import compile_log
 from purejax._src.donation import Donation
-from purejax._src.array import Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending
+from purejax._src.array import (
+    Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending, wrap_read_only)
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
@@ -355,11 +356,11 @@ class JitWrapped:
       if len(avals) == len(args):
         entry = self._fast.get(tuple(avals))
         if entry is not None and entry[0] == _config_epoch:
-          _, run, consts, aval, out_avals, out_tree, _ = entry
+          _, run, consts, aval, out_avals, out_tree, _, wrap = entry
           outs = run(*consts, *[dense_value(x) for x in args])
           if aval is not None:   # one array out
-            return wrap_numpy(outs[0], aval)
-          return out_tree.unflatten([wrap_numpy(v, a) for v, a in zip(outs, out_avals)])
+            return wrap(outs[0], aval)
+          return out_tree.unflatten([wrap(v, a) for v, a in zip(outs, out_avals)])
       else:   # ... or with Python scalars too
         out = self._call_with_scalars(args)
         if out is not _MISS:
@@ -397,7 +398,7 @@ class JitWrapped:
     entry = self._fast.get(key)
     if entry is None or entry[0] != _config_epoch:
       return _MISS
-    _, run, consts, aval, out_avals, out_tree, convs = entry
+    _, run, consts, aval, out_avals, out_tree, convs, wrap = entry
     vals = []
     for x, convert in zip(args, convs):
       v = dense_value(x) if convert is None else convert(x)
@@ -406,8 +407,8 @@ class JitWrapped:
       vals.append(v)
     outs = run(*consts, *vals)
     if aval is not None:
-      return wrap_numpy(outs[0], aval)
-    return out_tree.unflatten([wrap_numpy(v, a) for v, a in zip(outs, out_avals)])
+      return wrap(outs[0], aval)
+    return out_tree.unflatten([wrap(v, a) for v, a in zip(outs, out_avals)])
 
   def trace(self, *args, **kwargs):
     traced, _ = self._get_traced(args, kwargs)
@@ -480,7 +481,8 @@ def _fast_call(traced, args):
   top-level Arrays and Python scalars, looked up once (``_run_compiled``
   looks it up on every call): ``(epoch, executable, NumPy constants, the
   output aval if there is a single array output, the output avals, the
-  output tree, a converter per argument)``.  Valid while no flag changes."""
+  output tree, a converter per argument, the function wrapping a result)``.
+  Valid while no flag changes."""
   consts = [x._value if type(x) is Array else core.concrete_numpy_value(x)
             for x in traced.consts]
   out_avals, out_tree = traced.jaxpr.out_avals, traced.out_tree
@@ -490,8 +492,10 @@ def _fast_call(traced, args):
   # Every argument is a leaf here: one aval each.
   convs = [None if type(x) is Array else _scalar_arg(a.dtype)
            for x, a in zip(args, traced.in_avals)]
-  return (epoch, traced.executable(), consts, out_avals[0] if single else None,
-          out_avals, out_tree, convs)
+  run = traced.executable()
+  wrap = wrap_read_only if getattr(run, "read_only_outputs", False) else wrap_numpy
+  return (epoch, run, consts, out_avals[0] if single else None, out_avals, out_tree, convs,
+          wrap)
 
 
 def _scalar_arg(dtype):

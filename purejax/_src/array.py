@@ -271,6 +271,17 @@ def wrap_numpy(value, aval):
   return out
 
 
+def wrap_read_only(value, aval):
+  """``wrap_numpy`` for a read-only ndarray (a compiled kernel's output):
+  no flag to set."""
+  if value.dtype != aval.dtype:
+    return wrap_numpy(value, aval)
+  out = _new(Array)
+  out._v = value
+  out.aval = aval
+  return out
+
+
 def array_repr(value, weak_type):
   prefix = "Array("
   dtype_text = f"dtype={value.dtype.name}" + (", weak_type=True" if weak_type else "") + ")"

@@ -216,6 +216,10 @@ def real_of(dtype):
 
 # Matrices of fewer elements are transposed by NumPy.
 COMPILED_TRANSPOSE_MIN = 4096
+# Transposes of more elements than this (in all) spread over OpenMP threads.
+# A copy is bound by memory: on 2 idle cores a second thread saved 10% of a
+# 512 x 512 one (0.07 ms), on 2 busy ones it made it 4 times slower.
+TRANSPOSE_PARALLEL_MIN = 1 << 22
 
 
 def aligned_empty(shape, dtype):
@@ -235,20 +239,34 @@ def aligned_zeros(shape, dtype):
   return out
 
 
-def _transposed(flat, dtype):
+def _transposed(flat, dtype, lower=False):
   """A new contiguous (count, n, m) array of ``dtype`` holding the
-  transposes of flat's matrices (count, m, n)."""
+  transposes of flat's matrices (count, m, n); with ``lower``, their lower
+  triangles (zeros above the diagonal)."""
   loop = batch_loop_provider() if batch_loop_provider is not None else None
   count, m, n = flat.shape
   if (loop is not None and flat.dtype == dtype and dtype.itemsize in (4, 8, 16)
       and m * n >= COMPILED_TRANSPOSE_MIN and flat.flags.c_contiguous):
     out = aligned_empty((count, n, m), dtype)
-    threads = loop[1] if count * m * n >= 1 << 18 else 1
-    loop[2](flat.ctypes.data, out.ctypes.data, count, m, n, dtype.itemsize, threads)
+    threads = loop[1] if count * m * n >= TRANSPOSE_PARALLEL_MIN else 1
+    loop[2](flat.ctypes.data, out.ctypes.data, count, m, n, dtype.itemsize, threads,
+            int(lower))
     return out
   out = aligned_empty((count, n, m), dtype)   # always a copy: LAPACK overwrites it
   out[...] = np.swapaxes(flat, -1, -2)
-  return out
+  return np.tril(out) if lower else out
+
+
+def c_contiguous(x):
+  """x in C order: x itself, or a copy (by the compiled transpose for a
+  stack of matrices stored column-major, as getrf's factors are)."""
+  if x.flags.c_contiguous:
+    return x
+  columns = np.swapaxes(x, -1, -2) if x.ndim >= 2 else x
+  if columns.flags.c_contiguous:
+    flat = columns.reshape((-1,) + columns.shape[-2:])
+    return _transposed(flat, x.dtype).reshape(x.shape)
+  return np.ascontiguousarray(x)
 
 
 def to_columns(x, dtype):
@@ -258,9 +276,10 @@ def to_columns(x, dtype):
   return _transposed(flat, np.dtype(dtype))
 
 
-def from_columns(t, batch, dtype):
-  """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major."""
-  out = _transposed(t, np.dtype(dtype))
+def from_columns(t, batch, dtype, lower=False):
+  """The inverse of ``to_columns``: matrices (batch..., m, n) in row-major
+  (with ``lower``: their lower triangles)."""
+  out = _transposed(t, np.dtype(dtype), lower)
   return out.reshape(tuple(batch) + out.shape[-2:])
 
 
@@ -310,27 +329,61 @@ def getrf(x):
          m * n * k * 2 // 3)
     pivots -= 1
   pivots = pivots.reshape(batch + (k,))
-  return (from_columns(t, batch, x.dtype), pivots, permutation_from_pivots(pivots, m))
+  if t.dtype == x.dtype:
+    # The factors as a view of the column-major buffer: trsm reads it as it
+    # is; a consumer that needs row-major order makes the copy.
+    lu = np.swapaxes(t, -1, -2).reshape(batch + (m, n))
+  else:
+    lu = from_columns(t, batch, x.dtype)
+  return lu, pivots, permutation_from_pivots(pivots, m)
 
 
 # -- trsm: triangular solves -------------------------------------------------------------
+
+def _is_aligned_dense(x, dtype):
+  return x.dtype == dtype and x.flags.c_contiguous and x.ctypes.data % 64 == 0
+
+
+def _row_major(x, dtype):
+  """x as a contiguous array of ``dtype`` on a 64-byte boundary: x itself
+  when it is one already (read only), else an aligned copy."""
+  if _is_aligned_dense(x, dtype):
+    return x
+  out = aligned_empty(x.shape, dtype)
+  out[...] = x
+  return out
+
 
 def trsm(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   """op(a) x = b (left_side) or x op(a) = b for the ``lower`` (else upper)
   triangle of a; a (..., m, m), b (..., m, n) or (..., n, m)."""
   batch, (m, n) = b.shape[:-2], b.shape[-2:]
   work = work_dtype(b.dtype)
-  if conjugate_a and not transpose_a:
-    a = np.conj(a)   # BLAS conjugates only with the transpose
-  trans = ("C" if conjugate_a else "T") if transpose_a else "N"
-  ac, bc = to_columns(a, work), to_columns(b, work)
+  columns = np.swapaxes(a, -1, -2)
+  if (not (conjugate_a and not transpose_a) and _is_aligned_dense(columns, work)):
+    # a is a column-major buffer seen transposed (getrf's result): BLAS
+    # reads the buffer with the flags as given.
+    buf, uplo = columns, lower
+    trans = ("C" if conjugate_a else "T") if transpose_a else "N"
+  else:
+    # a's row-major buffer is a^T in column-major order: BLAS reads it as
+    # is, with the other triangle and the transpose flag flipped (same bits
+    # as a transposed copy: the same kernel runs).  Only a^H, the conjugate
+    # of the buffer, needs a copy.
+    if conjugate_a and transpose_a:
+      a = np.conj(a)
+      trans = "N"
+    else:
+      trans = "C" if conjugate_a else ("N" if transpose_a else "T")
+    buf, uplo = _row_major(a, work), not lower
+  bc = to_columns(b, work)
   count = bc.shape[0]
   if m and n and count:
     ints = _Ints(m, n, a.shape[-1], m)
     one = np.ones(1, work)
-    args = [_char("L" if left_side else "R"), _char("L" if lower else "U"), _char(trans),
+    args = [_char("L" if left_side else "R"), _char("L" if uplo else "U"), _char(trans),
             _char("U" if unit_diagonal else "N"), ints[0], ints[1], _ptr(one),
-            _each(ac), ints[2], _each(bc), ints[3]]
+            _each(buf.reshape((count,) + a.shape[-2:])), ints[2], _each(bc), ints[3]]
     _run(_PREFIX[work] + "trsm", count, args, m * n * a.shape[-1])
   return from_columns(bc, batch, b.dtype)
 
@@ -351,7 +404,7 @@ def potrf(x):
     _run(_PREFIX[work] + "potrf", count, [_char("L"), ints[0], _each(t), ints[1], _each(info)],
          n ** 3 // 3)
     bad = info != 0
-  out = np.tril(from_columns(t, batch, work))
+  out = from_columns(t, batch, work, lower=True)
   _fail_nan([out.reshape((count, n, n))], bad)
   return out.astype(x.dtype, copy=False)
 

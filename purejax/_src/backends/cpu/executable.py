@@ -14,9 +14,10 @@ import weakref
 import numpy as np
 
 from purejax._src.backends import numpy_backend, psum_fusion
-from purejax._src.backends.cpu import blas, fusion, host_steps, program
+from purejax._src.backends.cpu import blas, fast_runner, fusion, host_steps, program
 from purejax._src.config import config
 from purejax._src.jaxpr import Literal
+from purejax._src.lax import lapack
 
 # Contracting a * b + c into one fused multiply-add (gcc's default) rounds
 # differently from NumPy's two operations; the kernels call fma explicitly
@@ -174,7 +175,18 @@ def _single_segment_runner(call, invars, outvars):
       results.append(f"a{positions[v]}")
   lines.append(f"  return [{', '.join(results)}]")
   exec(compile("\n".join(lines), f"<purejax runner {call.name}>", "exec"), names)
-  return names["run"]
+  run = names["run"]
+  if any(type(v) is Literal for v in outvars):
+    return run
+  codes = [out_index[v] if v in out_index else -positions[v] - 1 for v in outvars]
+  fast = fast_runner.make(call.fn, run, names["fail"], [positions[v] for v, _ in call.inputs],
+                          [d for _, d in call.inputs], [s for _, s, _ in call.outputs],
+                          [d for _, _, d in call.outputs], codes)
+  if fast is None:
+    return run
+  # Every result read only and of its var's dtype: the caller may wrap it as is.
+  fast.read_only_outputs = all(c >= 0 for c in codes)
+  return fast
 
 
 def _out_of_memory(name):
@@ -202,7 +214,7 @@ def _call_segment(call, env):
 
 def _c_array(x, dtype):
   x = np.asarray(x, dtype=dtype)
-  return x if x.flags.c_contiguous else x.copy(order="C")
+  return x if x.flags.c_contiguous else lapack.c_contiguous(x)
 
 
 def _as_dtype(value, dtype):

@@ -66,23 +66,41 @@ int pj_lapack_loop(void* fn, int nargs, int64_t count, char* const* base,
 }
 
 /* out[b] (cols x rows) = in[b] (rows x cols) transposed, for elements of
-   4, 8 or 16 bytes, in 32 x 32 tiles (a matrix handed to LAPACK in
-   column-major order and back); tiles spread over threads. */
-#define PJ_TILE 32
+   4, 8 or 16 bytes (a matrix handed to LAPACK in column-major order and
+   back).  8 x 8 blocks through a local array, so that neither side walks
+   more than 8 lines of a power-of-two stride at once (32 such lines share
+   two L1 sets and evict each other); a tile is 8 rows by 64 columns, tiles
+   spread over threads.  With ``lower``, out's elements above its diagonal
+   are zeros (a Cholesky factor, in the same pass). */
+#define PJ_TR 8
+#define PJ_TC 64
 #define PJ_TRANSPOSE(NAME, T)                                                          \
 static void NAME(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols,        \
-                 int threads) {                                                         \
-  const int64_t tr = (rows + PJ_TILE - 1) / PJ_TILE, tc = (cols + PJ_TILE - 1) / PJ_TILE; \
+                 int threads, int lower) {                                              \
+  const T zero = {0};                                                                   \
+  const int64_t tr = (rows + PJ_TR - 1) / PJ_TR, tc = (cols + PJ_TC - 1) / PJ_TC;       \
   const int64_t tiles = batch * tr * tc;                                                \
   _Pragma("omp parallel for num_threads(threads) schedule(static) if(threads > 1)")    \
   for (int64_t t = 0; t < tiles; t++) {                                                 \
-    const int64_t b = t / (tr * tc), r0 = (t / tc) % tr * PJ_TILE, c0 = t % tc * PJ_TILE; \
+    const int64_t b = t / (tr * tc), c0 = (t / tr) % tc * PJ_TC, r0 = t % tr * PJ_TR;   \
     const T* src = in + b * rows * cols; T* dst = out + b * rows * cols;                \
-    const int64_t r1 = r0 + PJ_TILE < rows ? r0 + PJ_TILE : rows;                       \
-    const int64_t c1 = c0 + PJ_TILE < cols ? c0 + PJ_TILE : cols;                       \
-    for (int64_t c = c0; c < c1; c++)                                                   \
-      for (int64_t r = r0; r < r1; r++)                                                 \
-        dst[c * rows + r] = src[r * cols + c];                                          \
+    const int64_t r1 = r0 + PJ_TR < rows ? r0 + PJ_TR : rows;                           \
+    const int64_t c1 = c0 + PJ_TC < cols ? c0 + PJ_TC : cols;                           \
+    for (int64_t cb = c0; cb < c1; cb += PJ_TR) {                                       \
+      const int64_t ce = cb + PJ_TR < c1 ? cb + PJ_TR : c1;                             \
+      if (r1 - r0 == PJ_TR && ce - cb == PJ_TR) {                                       \
+        T blk[PJ_TR][PJ_TR];                                                            \
+        for (int r = 0; r < PJ_TR; r++)                                                 \
+          for (int c = 0; c < PJ_TR; c++) blk[c][r] = src[(r0 + r) * cols + cb + c];    \
+        for (int c = 0; c < PJ_TR; c++)                                                 \
+          for (int r = 0; r < PJ_TR; r++)                                               \
+            dst[(cb + c) * rows + r0 + r] = lower && r0 + r > cb + c ? zero : blk[c][r]; \
+      } else {                                                                          \
+        for (int64_t c = cb; c < ce; c++)                                               \
+          for (int64_t r = r0; r < r1; r++)                                             \
+            dst[c * rows + r] = lower && r > c ? zero : src[r * cols + c];              \
+      }                                                                                 \
+    }                                                                                   \
   }                                                                                     \
 }
 typedef struct { uint64_t lo, hi; } pj_u128;
@@ -91,11 +109,11 @@ PJ_TRANSPOSE(pj_transpose8, uint64_t)
 PJ_TRANSPOSE(pj_transpose16, pj_u128)
 
 int pj_transpose(const void* in, void* out, int64_t batch, int64_t rows, int64_t cols,
-                 int size, int threads) {
+                 int size, int threads, int lower) {
   switch (size) {
-    case 4: pj_transpose4(in, out, batch, rows, cols, threads); return 0;
-    case 8: pj_transpose8(in, out, batch, rows, cols, threads); return 0;
-    case 16: pj_transpose16(in, out, batch, rows, cols, threads); return 0;
+    case 4: pj_transpose4(in, out, batch, rows, cols, threads, lower); return 0;
+    case 8: pj_transpose8(in, out, batch, rows, cols, threads, lower); return 0;
+    case 16: pj_transpose16(in, out, batch, rows, cols, threads, lower); return 0;
   }
   return 1;
 }
@@ -116,7 +134,7 @@ def _library():
   tr = lib.pj_transpose
   tr.restype = ctypes.c_int
   tr.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_int64, ctypes.c_int, ctypes.c_int]
+                 ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
   return fn, tr, toolchain.openmp_enabled()
 
 
