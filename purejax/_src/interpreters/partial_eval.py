@@ -357,6 +357,12 @@ def dce_with_rules(jaxpr):
   return jaxpr, used_invars
 
 
+def eqn_has_effects(eqn):
+  """Whether ``eqn`` is effectful or has an effectful equation in a jaxpr
+  among its params."""
+  return getattr(eqn.primitive, "effectful", False) or _params_have_effects(eqn)
+
+
 def _params_have_effects(eqn):
   for value in eqn.params.values():
     for sub in value if isinstance(value, (tuple, list)) else (value,):

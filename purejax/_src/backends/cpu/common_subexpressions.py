@@ -37,7 +37,8 @@ def eliminate(jaxpr):
 def _key(eqn):
   """What makes two equations compute the same values, or None when that
   cannot be told (effects, parameters that do not hash)."""
-  if getattr(eqn.primitive, "effectful", False) or _params_have_effects(eqn):
+  from purejax._src.interpreters.partial_eval import eqn_has_effects
+  if eqn_has_effects(eqn):
     return None
   operands = []
   for v in eqn.invars:
@@ -54,11 +55,3 @@ def _key(eqn):
     return None
   return key
 
-
-def _params_have_effects(eqn):
-  from purejax._src.interpreters.partial_eval import jaxpr_has_effects
-  for value in eqn.params.values():
-    for sub in value if isinstance(value, (tuple, list)) else (value,):
-      if hasattr(getattr(sub, "jaxpr", sub), "eqns") and jaxpr_has_effects(sub):
-        return True
-  return False
