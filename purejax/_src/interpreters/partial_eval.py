@@ -340,7 +340,7 @@ def dce_with_rules(jaxpr):
   kept, changed = [], False
   for eqn in reversed(jaxpr.eqns):
     used_outs = [v in used for v in eqn.outvars]
-    effectful = getattr(eqn.primitive, "effectful", False) or _params_have_effects(eqn)
+    effectful = eqn_has_effects(eqn)
     if not any(used_outs) and not effectful:
       changed = True
       continue
