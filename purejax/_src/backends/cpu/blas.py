@@ -78,7 +78,7 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
     for (int64_t t = 0; t < tiles; t++)                                                 \
       PJ_GEMM_TILE(T, GEMM, t);                                                         \
   } else {                                                                              \
-    _Pragma("omp parallel for num_threads(threads) schedule(static)")                   \
+    _Pragma("omp parallel for num_threads(threads) schedule(dynamic)")  /* unequal tiles */ \
     for (int64_t t = 0; t < tiles; t++)                                                 \
       PJ_GEMM_TILE(T, GEMM, t);                                                         \
   }                                                                                     \
