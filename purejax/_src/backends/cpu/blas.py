@@ -27,12 +27,23 @@ typedef void (*pj_sgemm_t)(const char*, const char*, const int*, const int*, con
 typedef void (*pj_dgemm_t)(const char*, const char*, const int*, const int*, const int*,
                            const double*, const double*, const int*, const double*, const int*,
                            const double*, double*, const int*);
+typedef void (*pj_cgemm_t)(const char*, const char*, const int*, const int*, const int*,
+                           const float _Complex*, const float _Complex*, const int*,
+                           const float _Complex*, const int*, const float _Complex*,
+                           float _Complex*, const int*);
+typedef void (*pj_zgemm_t)(const char*, const char*, const int*, const int*, const int*,
+                           const double _Complex*, const double _Complex*, const int*,
+                           const double _Complex*, const int*, const double _Complex*,
+                           double _Complex*, const int*);
 typedef void (*pj_mode_t)(int);
 static pj_sgemm_t pj_sgemm;
 static pj_dgemm_t pj_dgemm;
+static pj_cgemm_t pj_cgemm;
+static pj_zgemm_t pj_zgemm;
 static pj_mode_t pj_single_enter, pj_single_leave;   /* NULL: no OpenBLAS found */
-void pj_set_blas(void* s, void* d, void* enter, void* leave) {
+void pj_set_blas(void* s, void* d, void* c, void* z, void* enter, void* leave) {
   pj_sgemm = (pj_sgemm_t)s; pj_dgemm = (pj_dgemm_t)d;
+  pj_cgemm = (pj_cgemm_t)c; pj_zgemm = (pj_zgemm_t)z;
   pj_single_enter = (pj_mode_t)enter; pj_single_leave = (pj_mode_t)leave; }
 
 /* out[b] (M x N, row-major) = lhs[b] (M x K, or K x M unless lhs_last)
@@ -86,6 +97,8 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
 }
 PJ_GEMM(pj_gemm_f32, float, pj_sgemm)
 PJ_GEMM(pj_gemm_f64, double, pj_dgemm)
+PJ_GEMM(pj_gemm_c64, float _Complex, pj_cgemm)
+PJ_GEMM(pj_gemm_c128, double _Complex, pj_zgemm)
 """
 # pj_gemm's tiles (conv.py predicts how many a product has).
 GEMM_TILES, GEMM_MIN, GEMM_MAX = 4, 64, 256
@@ -100,7 +113,8 @@ MAX_DIM = 2 ** 31 - 1   # the largest size a 32-bit BLAS int holds
 
 @functools.lru_cache(maxsize=None)
 def gemm_pointers():
-  """(sgemm, dgemm, single mode's enter and leave, or 0, 0) function addresses,
+  """(sgemm, dgemm, cgemm, zgemm, single mode's enter and leave, or 0, 0)
+  function addresses,
   or None without SciPy's BLAS (then matrix products run on NumPy, and a
   warning says so once: SciPy is a dependency, so this is a broken install)."""
   try:
@@ -114,10 +128,10 @@ def gemm_pointers():
   get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
                                                                   ctypes.c_char_p]
   try:
-    capsules = [cython_blas.__pyx_capi__[n] for n in ("sgemm", "dgemm")]
+    capsules = [cython_blas.__pyx_capi__[n] for n in ("sgemm", "dgemm", "cgemm", "zgemm")]
     gemms = tuple(get_pointer(c, get_name(c)) for c in capsules)
   except (AttributeError, KeyError, ValueError) as e:
-    _warn_no_blas(f"SciPy does not export sgemm/dgemm ({e!r})")
+    _warn_no_blas(f"SciPy does not export sgemm/dgemm/cgemm/zgemm ({e!r})")
     return None
   return gemms + (openblas.scipy_modes().addresses or (0, 0, 0, 0))[:2]
 
@@ -145,5 +159,5 @@ def link(lib):
   setter = getattr(lib, "pj_set_blas", None)
   if setter is not None:
     setter.restype = None
-    setter.argtypes = [ctypes.c_void_p] * 4
+    setter.argtypes = [ctypes.c_void_p] * 6
     setter(*gemm_pointers())

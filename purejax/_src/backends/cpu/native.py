@@ -22,7 +22,8 @@ from purejax._src.backends.cpu import (blas, codegen_ops, conv, gather_scatter, 
                                          windows)
 from purejax._src.jaxpr import Literal
 
-_BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
+_BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64",
+                np.dtype(np.complex64): "pj_gemm_c64", np.dtype(np.complex128): "pj_gemm_c128"}
 
 
 class NativeStep:
