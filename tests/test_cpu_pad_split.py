@@ -74,3 +74,23 @@ def test_split_compiles():
   assert stages.host_steps(compiled) == []
   for g, w in zip(got, np.split(x * 2, [1, 3, 4], axis=1)):
     np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex64, jnp.bfloat16])
+def test_stack_unstack_and_tile_compile(dtype):
+  x = (RNG.standard_normal((3, 4)) * 5).astype(np.float32).astype(dtype)
+  fs = {"stack0": lambda x: jnp.stack([x, x * 2, x + 1]),
+        "stack2": lambda x: jnp.stack([x, x * 2], axis=2),
+        "unstack": lambda x: [p * 2 for p in jnp.unstack(x, axis=1)],
+        "tile": lambda x: jnp.tile(x * 2, (2, 3)),
+        "tile3": lambda x: jnp.tile(x, (2, 1, 2))}
+  for name, f in fs.items():
+    with config.override("purejax_compile_sync", True):
+      compiled = jax.jit(f).lower(x).compile()
+      got = compiled(x)
+    assert stages.host_steps(compiled) == [], name
+    with config.override("purejax_backend", "numpy"):
+      want = jax.jit(f)(x)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+      assert np.asarray(g).dtype == np.asarray(w).dtype
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=name)

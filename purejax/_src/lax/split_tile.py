@@ -96,6 +96,21 @@ tile_p = standard_primitive("tile", _tile_abstract_eval,
 tile_p.c_code = None
 
 
+def _tile_c_expansion(x, *, reps):
+  """A broadcast to (rep, original) pairs of axes, merged by a reshape:
+  views the C backend fuses into their readers."""
+  from purejax._src.lax.structural import broadcast_in_dim_p
+  shape = x.aval.shape
+  pairs = tuple(n for r, d in zip(reps, shape) for n in (int(r), d))
+  wide = broadcast_in_dim_p.bind(x, shape=pairs, broadcast_dimensions=tuple(
+      range(1, 2 * len(shape), 2)), sharding=None)
+  return reshape_p.bind(wide, new_sizes=tuple(int(d) * int(r) for d, r in zip(shape, reps)),
+                        dimensions=None, sharding=None)
+
+
+tile_p.c_expansion = _tile_c_expansion
+
+
 def _tile_transpose(ct, operand, *, reps):
   # Each output axis is (rep, original) pairs laid out rep-major: split it
   # that way and sum the copies.
@@ -145,6 +160,17 @@ stack_p = standard_primitive("stack", _stack_abstract_eval,
 stack_p.c_code = None
 
 
+def _stack_c_expansion(*xs, axis):
+  """Each operand given its new axis (a reshape), then concatenated."""
+  shape = list(xs[0].aval.shape)
+  shape.insert(axis, 1)
+  return concatenate_p.bind(*[reshape_p.bind(x, new_sizes=tuple(shape), dimensions=None,
+                                             sharding=None) for x in xs], dimension=axis)
+
+
+stack_p.c_expansion = _stack_c_expansion
+
+
 def _stack_transpose(ct, *operands, axis):
   pieces = unstack_p.bind(ct, axis=axis)
   return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, operands)]
@@ -181,6 +207,32 @@ def _unstack_impl(x, *, axis):
 unstack_p = standard_primitive("unstack", _unstack_abstract_eval, _unstack_impl,
                                multiple_results=True)
 unstack_p.c_code = None
+
+
+def _unstack_c_expansion(x, *, axis):
+  """One slice per index along ``axis``, its axis dropped (a reshape)."""
+  from purejax._src.lax.slicing import slice_p
+  shape = x.aval.shape
+  out_shape = shape[:axis] + shape[axis + 1:]
+  return [reshape_p.bind(slice_p.bind(
+      x, start_indices=tuple(i if a == axis else 0 for a in range(len(shape))),
+      limit_indices=tuple(i + 1 if a == axis else d for a, d in enumerate(shape)),
+      strides=None), new_sizes=out_shape, dimensions=None, sharding=None)
+      for i in range(shape[axis])]
+
+
+unstack_p.c_expansion = _unstack_c_expansion
+
+
+def _stack_c_expansion(*xs, axis):
+  """Each operand given its new axis (a reshape), then concatenated."""
+  shape = list(xs[0].aval.shape)
+  shape.insert(axis, 1)
+  return concatenate_p.bind(*[reshape_p.bind(x, new_sizes=tuple(shape), dimensions=None,
+                                             sharding=None) for x in xs], dimension=axis)
+
+
+stack_p.c_expansion = _stack_c_expansion
 ad.deflinear(unstack_p, lambda cts, operand, *, axis: [stack_p.bind(*cts, axis=axis)])
 
 
