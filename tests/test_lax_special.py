@@ -188,7 +188,8 @@ def test_jit_vmap_dtype_and_weak_type(name, arity):
   args = [jnp.asarray(_uniform(0.1, 0.9, 6, seed=i).reshape(2, 3)) for i in range(arity)]
   out = f(*args)
   assert out.dtype == np.float32 and out.shape == (2, 3) and not out.weak_type
-  np.testing.assert_array_equal(purejax.jit(f)(*args), out)
+  # Compiled erf/lgamma are glibc's: within 2 ulp of the eager (SciPy) values.
+  np.testing.assert_allclose(purejax.jit(f)(*args), out, rtol=2.5e-7, atol=0)
   np.testing.assert_array_equal(purejax.vmap(f)(*args), jnp.stack([f(*a) for a in zip(*args)]))
   np.testing.assert_array_equal(purejax.vmap(f, in_axes=(1,) + (None,) * (arity - 1))(
       args[0], *[a[:, 0] for a in args[1:]]),

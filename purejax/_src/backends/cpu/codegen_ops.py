@@ -518,6 +518,11 @@ def _erf_inv_supports(ins, out, params):
   return np.dtype(ins[0]) == np.float32
 
 
+def _lgamma(ctx, args, ins, out, params):
+  # lgamma_r: plain lgamma writes the global signgam from every thread.
+  return f"pj_lgamma{_fsuffix(ins[0])}({args[0]})"
+
+
 def _erf_inv(ctx, args, ins, out, params):
   return f"pj_erf_invf({args[0]})"
 
@@ -536,6 +541,8 @@ OPS = {
     "sinh": _math("sinh"), "cosh": _math("cosh"), "tanh": _math("tanh"),
     "asinh": _math("asinh"), "acosh": _math("acosh"), "atanh": _math("atanh"),
     "sqrt": _math("sqrt"), "cbrt": _math("cbrt"),
+    "erf": _math("erf"), "erfc": _math("erfc"),
+    "lgamma": (_floats, _lgamma),
     "rsqrt": (_floats, _rsqrt),
     "logistic": (_floats, _logistic),
     "abs": (_number, _abs),

@@ -37,6 +37,11 @@ static inline uint64_t pj_bits(double x) {
   union { double f; uint64_t u; } c; c.f = x; return c.u; }
 static inline double pj_from_bits(uint64_t u) {
   union { double f; uint64_t u; } c; c.u = u; return c.f; }
+/* lgamma without the global signgam (which every thread would write). */
+float lgammaf_r(float, int*);
+double lgamma_r(double, int*);
+static inline float pj_lgammaf(float x) { int s; return lgammaf_r(x, &s); }
+static inline double pj_lgamma(double x) { int s; return lgamma_r(x, &s); }
 
 /* float32 exp and log within 1 ulp, vectorizable (libmvec's expf and logf
    are off by up to 4 ulp).  exp: x = k ln2 + r (ln2 split so that k ln2_hi is
