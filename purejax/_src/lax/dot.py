@@ -246,6 +246,29 @@ def _dot_general_pp(params):
 dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
                                    _dot_general_impl, pp_params=_dot_general_pp)
 
+
+_HALVES = (np.dtype(np.float16), dtypes.bfloat16)
+
+
+def _half_product(eqn):
+  """Whether a product's operands and result are all float16/bfloat16."""
+  return all(np.dtype(v.aval.dtype) in _HALVES for v in list(eqn.invars) + list(eqn.outvars))
+
+
+def _half_product_c_expansion(lhs, rhs, **params):
+  """A 16-bit float product as XLA:CPU computes it: the operands widened to
+  float32, one float32 product (BLAS), the result rounded once."""
+  from purejax._src.lax.convert import convert_element_type_p
+  out_dtype = np.dtype(params["preferred_element_type"] or lhs.aval.dtype)
+  wide = [convert_element_type_p.bind(x, new_dtype=np.dtype(np.float32), weak_type=False)
+          for x in (lhs, rhs)]
+  product = dot_general_p.bind(*wide, **dict(params, preferred_element_type=np.dtype(np.float32)))
+  return convert_element_type_p.bind(product, new_dtype=out_dtype, weak_type=False)
+
+
+dot_general_p.c_expansion = _half_product_c_expansion
+dot_general_p.c_expansion_applies = _half_product
+
 # Bilinear: the JVP is the product rule, and each operand's transpose is
 # another contraction, of the cotangent with the other operand.
 ad.defjvp(dot_general_p,

@@ -5,7 +5,9 @@ built from lax operations, returning what the primitive returns) has no C
 expression of its own: before fusion planning, each of its equations is
 replaced by the equations of that function traced on the equation's avals,
 so that it fuses into the surrounding loops like any elementwise chain
-(``threefry2x32``: about a hundred uint32 adds, shifts and xors).  An
+(``threefry2x32``: about a hundred uint32 adds, shifts and xors).  A
+``c_expansion_applies(eqn)`` attribute limits it to some equations
+(``dot_general`` on 16-bit floats: a float32 product, rounded).  An
 equation whose operands C cannot hold (a dtype without a C type, an empty
 array) is kept as it is, and runs as a host step.
 """
@@ -18,6 +20,9 @@ _templates = {}   # (primitive, avals, params) -> traced Jaxpr (or None)
 
 def _expandable(eqn):
   if getattr(eqn.primitive, "c_expansion", None) is None:
+    return False
+  applies = getattr(eqn.primitive, "c_expansion_applies", None)   # only some equations
+  if applies is not None and not applies(eqn):
     return False
   for v in list(eqn.invars) + list(eqn.outvars):
     aval = v.aval

@@ -1,5 +1,6 @@
 """Complex matrix products compile to BLAS's cgemm/zgemm (no conjugation,
-as lax.dot_general), on the same shape-fixed tiles as real ones."""
+as lax.dot_general), on the same shape-fixed tiles as real ones; 16-bit
+float products to a float32 product rounded once (as XLA:CPU)."""
 import numpy as np
 import pytest
 
@@ -52,3 +53,31 @@ def test_complex_product_against_jax():
     got = np.asarray(jax.jit(lambda a, b: jax.lax.dot(a, b) * 1j)(a, b))
   want = np.asarray(real_jax.jit(lambda a, b: real_jax.lax.dot(a, b) * 1j)(a, b))
   np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_products_are_float32_products_rounded_once(dtype):
+  dtype = np.dtype(getattr(jnp, dtype))
+  a = RNG.standard_normal((3, 64, 48)).astype(np.float32).astype(dtype)
+  b = RNG.standard_normal((3, 48, 40)).astype(np.float32).astype(dtype)
+  f = lambda a, b: jnp.einsum("bij,bjk->bik", a, b)
+  with config.override("purejax_compile_sync", True):
+    compiled = jax.jit(f).lower(a, b).compile()
+    got = np.asarray(compiled(a, b))
+  assert stages.host_steps(compiled) == []
+  want = np.einsum("bij,bjk->bik", a.astype(np.float64), b.astype(np.float64))
+  assert got.dtype == dtype
+  # One rounding of a float32 product: within half a 16-bit ulp (plus float32 error).
+  ulp = np.spacing(np.abs(want).astype(dtype)).astype(np.float64)
+  assert np.all(np.abs(got.astype(np.float64) - want) <= 0.5 * ulp + 1e-5 * np.abs(want) + 1e-6)
+
+
+@pytest.mark.oracle
+def test_bfloat16_product_has_jaxs_bits():
+  real_jax = pytest.importorskip("jax")
+  a = RNG.standard_normal((64, 48)).astype(np.float32).astype(jnp.bfloat16)
+  b = RNG.standard_normal((48, 40)).astype(np.float32).astype(jnp.bfloat16)
+  with config.override("purejax_compile_sync", True):
+    got = np.asarray(jax.jit(lambda a, b: a @ b)(a, b))
+  want = np.asarray(real_jax.jit(lambda a, b: a @ b)(a, b))
+  np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
