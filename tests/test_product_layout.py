@@ -66,3 +66,28 @@ def test_matrix_vector_products_are_left_alone():
   # One free dimension only: nothing to swap.
   folded = _folded(lambda a, v: jnp.transpose(jnp.expand_dims(a @ v, 0)), a, v)
   assert "dot_general" in _prims(folded)
+
+
+@pytest.mark.parametrize("spec, a_shape, b_shape", [
+    ("ij,bjk->bik", (64, 48), (3, 48, 40)),
+    ("bji,bjk->bik", (3, 48, 64), (3, 48, 40)),
+    ("ijb,bjk->bik", (64, 48, 3), (3, 48, 40)),
+    ("aibj,jb->ai", (4, 5, 6, 7), (7, 6)),
+])
+def test_products_blas_cannot_take_as_they_are_compile(spec, a_shape, b_shape):
+  # A contracted axis in the middle of an operand: transposed first, then BLAS.
+  from purejax._src import stages
+  a = RNG.standard_normal(a_shape).astype(np.float32)
+  b = RNG.standard_normal(b_shape).astype(np.float32)
+  f = lambda a, b: jnp.einsum(spec, a, b)
+  results = set()
+  for threads in (1, 2):
+    with config.override("purejax_compile_sync", True), \
+         config.override("purejax_num_threads", threads):
+      compiled = jax.jit(f).lower(a, b).compile()
+      got = np.asarray(compiled(a, b))
+    assert stages.host_steps(compiled) == []
+    results.add(got.tobytes())
+  assert len(results) == 1
+  np.testing.assert_allclose(got, np.einsum(spec, a.astype(np.float64), b), rtol=1e-5,
+                             atol=1e-4)

@@ -33,11 +33,13 @@ def _expandable(eqn):
   return True
 
 
-def _template(eqn):
-  """The traced expansion of ``eqn``'s primitive on its operands' avals."""
+def _template(eqn, rule=None):
+  """The traced expansion of ``eqn`` on its operands' avals: ``rule(*args,
+  **params)``, by default the primitive's ``c_expansion``."""
+  rule = rule or eqn.primitive.c_expansion
   avals = tuple(v.aval for v in eqn.invars)
   try:
-    key = (eqn.primitive, avals, tuple(sorted(eqn.params.items())))
+    key = (eqn.primitive, rule, avals, tuple(sorted(eqn.params.items())))
     hash(key)
   except TypeError:
     key = None
@@ -47,7 +49,7 @@ def _template(eqn):
   prim, params = eqn.primitive, eqn.params
 
   def fun(*args):
-    outs = prim.c_expansion(*args, **params)
+    outs = rule(*args, **params)
     return list(outs) if prim.multiple_results else [outs]
 
   with core.eval_context():
@@ -64,17 +66,24 @@ def _template(eqn):
 def expand(jaxpr):
   """``jaxpr`` with every expandable equation replaced by its expansion's
   equations (with fresh variables)."""
-  if not any(_expandable(e) for e in jaxpr.eqns):
+  return rewrite(jaxpr, lambda e: _template(e) if _expandable(e) else None)
+
+
+def rewrite(jaxpr, template_of):
+  """``jaxpr`` with each equation ``e`` for which ``template_of(e)`` gives a
+  jaxpr (of ``e``'s operands and results) replaced by that jaxpr's
+  equations, with fresh variables."""
+  templates = [template_of(e) for e in jaxpr.eqns]
+  if all(t is None for t in templates):
     return jaxpr
-  env = {}   # an expanded equation's outvars -> the expansion's results
+  env = {}   # a replaced equation's outvars -> the template's results
 
   def read(v):
     return v if type(v) is Literal else env.get(v, v)
 
   eqns = []
-  for e in jaxpr.eqns:
+  for e, inner in zip(jaxpr.eqns, templates):
     invars = [read(v) for v in e.invars]
-    inner = _template(e) if _expandable(e) else None
     if inner is None:
       eqns.append(e.replace(invars=invars) if invars != list(e.invars) else e)
       continue

@@ -130,10 +130,11 @@ class Plan:
 def plan_jaxpr(jaxpr, native_only=False):
   """Partitions ``jaxpr`` (without constvars) into a Plan; nested calls
   (``jit``, ``checkpoint``, ``custom_jvp_call``...) are inlined first, and
-  primitives with a ``c_expansion`` expanded (``expansion``), repeated
+  primitives with a ``c_expansion`` expanded (``expansion``), products on
+  operands BLAS cannot take transposed first (``product_layout``), repeated
   equations merged (``common_subexpressions``), and products read only
   through a transpose computed transposed (``product_layout``)."""
-  jaxpr = expansion.expand(inline_calls(jaxpr))
+  jaxpr = product_layout.gemm_operands(expansion.expand(inline_calls(jaxpr)))
   jaxpr = product_layout.fold_transposes(common_subexpressions.eliminate(jaxpr))
   planner = _Planner(native_only)
   for eqn in jaxpr.eqns:

@@ -22,7 +22,7 @@ from purejax._src.backends.cpu import (blas, codegen_ops, conv, gather_scatter, 
                                          windows)
 from purejax._src.jaxpr import Literal
 
-_BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64",
+BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64",
                 np.dtype(np.complex64): "pj_gemm_c64", np.dtype(np.complex128): "pj_gemm_c128"}
 
 
@@ -145,7 +145,7 @@ def gemm_layout(eqn):
   out = eqn.outvars[0].aval
   dtype = np.dtype(out.dtype)
   pref = eqn.params.get("preferred_element_type")
-  if (dtype not in _BLAS_DTYPES or lhs.dtype != dtype or rhs.dtype != dtype
+  if (dtype not in BLAS_DTYPES or lhs.dtype != dtype or rhs.dtype != dtype
       or (pref is not None and np.dtype(pref) != dtype) or not lc):
     return None
   nb = len(lb)
@@ -170,7 +170,7 @@ def _emit_dot(step, fn):
   batch, m, n, k, lhs_last, rhs_first = step.layout
   eqn = step.eqn
   dtype = np.dtype(eqn.outvars[0].aval.dtype)
-  gemm = _BLAS_DTYPES[dtype]
+  gemm = BLAS_DTYPES[dtype]
   lhs, rhs, out = fn.ptr(eqn.invars[0]), fn.ptr(eqn.invars[1]), fn.ptr(eqn.outvars[0])
   threads = fn.unit.num_threads if fn.unit.openmp else 1
   if batch * m * n * k < blas.PARALLEL_MIN_FLOPS:

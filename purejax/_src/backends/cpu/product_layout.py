@@ -8,7 +8,16 @@ over a contiguous one).  Swapping the product's operands gives the
 transposed result directly (``(A B)^T = B^T A^T``, the same dot products),
 so ``transpose(dot_general(a, b))`` becomes ``dot_general(b, a)`` whenever
 the transpose only exchanges the two operands' free dimensions.
+
+A product whose operands BLAS cannot take as they are (a contracted axis in
+the middle, as some ``einsum``s give) gets its operands transposed first
+(``gemm_operands``): lhs to (batch, free, contracted), rhs to (batch,
+contracted, free), which gives the same result dimensions in the same
+order.
 """
+import numpy as np
+
+from purejax._src.backends.cpu import expansion
 from purejax._src.jaxpr import Jaxpr, Var
 
 
@@ -65,3 +74,37 @@ def _swapped(dot, perm):
   if type(precision) is tuple and len(precision) == 2:   # (lhs's, rhs's)
     params["precision"] = precision[::-1]
   return dot.replace(invars=[dot.invars[1], dot.invars[0]], params=params)
+
+
+def gemm_operands(jaxpr):
+  """``jaxpr`` with each product of BLAS's dtypes that BLAS cannot take as
+  it is computed on transposed operands BLAS can take."""
+  from purejax._src.backends.cpu import native
+  return expansion.rewrite(jaxpr, lambda e: expansion._template(e, _transposed_operands)
+                           if e.primitive.name == "dot_general" and _needs_transpose(e, native)
+                           else None)
+
+
+def _needs_transpose(eqn, native):
+  dtypes = {np.dtype(v.aval.dtype) for v in list(eqn.invars) + list(eqn.outvars)}
+  if len(dtypes) != 1 or dtypes.pop() not in native.BLAS_DTYPES:
+    return False
+  if any(0 in v.aval.shape for v in eqn.invars):
+    return False
+  (lc, _), _ = eqn.params["dimension_numbers"]
+  return bool(lc) and native.gemm_layout(eqn) is None
+
+
+def _transposed_operands(lhs, rhs, *, dimension_numbers, **params):
+  from purejax._src.lax.dot import dot_general_p
+  from purejax._src.lax.structural import transpose_p
+  (lc, rc), (lb, rb) = dimension_numbers
+  nb, nc = len(lb), len(lc)
+  lfree = [d for d in range(lhs.aval.ndim) if d not in lc and d not in lb]
+  rfree = [d for d in range(rhs.aval.ndim) if d not in rc and d not in rb]
+  lhs = transpose_p.bind(lhs, permutation=tuple(lb) + tuple(lfree) + tuple(lc))
+  rhs = transpose_p.bind(rhs, permutation=tuple(rb) + tuple(rc) + tuple(rfree))
+  batch = tuple(range(nb))
+  numbers = ((tuple(range(nb + len(lfree), nb + len(lfree) + nc)), tuple(range(nb, nb + nc))),
+             (batch, batch))
+  return dot_general_p.bind(lhs, rhs, dimension_numbers=numbers, **params)
