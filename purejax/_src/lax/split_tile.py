@@ -222,17 +222,6 @@ def _unstack_c_expansion(x, *, axis):
 
 
 unstack_p.c_expansion = _unstack_c_expansion
-
-
-def _stack_c_expansion(*xs, axis):
-  """Each operand given its new axis (a reshape), then concatenated."""
-  shape = list(xs[0].aval.shape)
-  shape.insert(axis, 1)
-  return concatenate_p.bind(*[reshape_p.bind(x, new_sizes=tuple(shape), dimensions=None,
-                                             sharding=None) for x in xs], dimension=axis)
-
-
-stack_p.c_expansion = _stack_c_expansion
 ad.deflinear(unstack_p, lambda cts, operand, *, axis: [stack_p.bind(*cts, axis=axis)])
 
 
