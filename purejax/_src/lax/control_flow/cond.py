@@ -151,8 +151,9 @@ def _known_with_slots(known, n_kept, idxs, slots):
     return outs[:n_kept] + zeros
 
   closed, consts = trace_closed(fun, known.in_avals)
-  if consts:
-    raise NotImplementedError("cond partial evaluation made a known branch with constants")
+  if consts:   # eval_jaxpr of a const-free jaxpr, and scalar zeros: never
+    raise AssertionError("internal error: cond partial evaluation made a known branch "
+                         "with constants")
   return closed
 
 
