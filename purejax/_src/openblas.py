@@ -51,7 +51,7 @@ def numpy_libs():
 MODES_SOURCE = r"""
 #include <pthread.h>
 typedef int (*pj_threads_t)(int);
-static struct {
+static struct pj_mode {
   pj_threads_t setter;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -66,35 +66,34 @@ static __thread long pj_single_depth[2];
 void pj_blas_modes_init(int which, void* setter) {
   pj_modes[which].setter = (pj_threads_t)setter; }
 void pj_blas_single_enter(int which) {
-  if (!pj_modes[which].setter) return;
-  if (pj_single_depth[which]++ > 0) return;
-  pthread_mutex_lock(&pj_modes[which].mu);
-  while (pj_modes[which].threaded) pthread_cond_wait(&pj_modes[which].cv, &pj_modes[which].mu);
-  if (pj_modes[which].single++ == 0) pj_modes[which].saved = pj_modes[which].setter(1);
-  pthread_mutex_unlock(&pj_modes[which].mu);
+  struct pj_mode* m = &pj_modes[which];
+  if (!m->setter || pj_single_depth[which]++ > 0) return;
+  pthread_mutex_lock(&m->mu);
+  while (m->threaded) pthread_cond_wait(&m->cv, &m->mu);
+  if (m->single++ == 0) m->saved = m->setter(1);
+  pthread_mutex_unlock(&m->mu);
 }
 void pj_blas_single_leave(int which) {
-  if (!pj_modes[which].setter) return;
-  if (--pj_single_depth[which] > 0) return;
-  pthread_mutex_lock(&pj_modes[which].mu);
-  if (--pj_modes[which].single == 0) {
-    pj_modes[which].setter(pj_modes[which].saved);
-    pthread_cond_broadcast(&pj_modes[which].cv);
-  }
-  pthread_mutex_unlock(&pj_modes[which].mu);
+  struct pj_mode* m = &pj_modes[which];
+  if (!m->setter || --pj_single_depth[which] > 0) return;
+  pthread_mutex_lock(&m->mu);
+  if (--m->single == 0) { m->setter(m->saved); pthread_cond_broadcast(&m->cv); }
+  pthread_mutex_unlock(&m->mu);
 }
 void pj_blas_threaded_enter(int which) {
-  if (!pj_modes[which].setter) return;
-  pthread_mutex_lock(&pj_modes[which].mu);
-  while (pj_modes[which].single) pthread_cond_wait(&pj_modes[which].cv, &pj_modes[which].mu);
-  pj_modes[which].threaded++;
-  pthread_mutex_unlock(&pj_modes[which].mu);
+  struct pj_mode* m = &pj_modes[which];
+  if (!m->setter) return;
+  pthread_mutex_lock(&m->mu);
+  while (m->single) pthread_cond_wait(&m->cv, &m->mu);
+  m->threaded++;
+  pthread_mutex_unlock(&m->mu);
 }
 void pj_blas_threaded_leave(int which) {
-  if (!pj_modes[which].setter) return;
-  pthread_mutex_lock(&pj_modes[which].mu);
-  if (--pj_modes[which].threaded == 0) pthread_cond_broadcast(&pj_modes[which].cv);
-  pthread_mutex_unlock(&pj_modes[which].mu);
+  struct pj_mode* m = &pj_modes[which];
+  if (!m->setter) return;
+  pthread_mutex_lock(&m->mu);
+  if (--m->threaded == 0) pthread_cond_broadcast(&m->cv);
+  pthread_mutex_unlock(&m->mu);
 }
 """
 MODE_FUNCTIONS = ("pj_blas_single_enter", "pj_blas_single_leave",

@@ -33,7 +33,7 @@ def _expandable(eqn):
   return True
 
 
-def _template(eqn, rule=None):
+def template(eqn, rule=None):
   """The traced expansion of ``eqn`` on its operands' avals: ``rule(*args,
   **params)``, by default the primitive's ``c_expansion``."""
   rule = rule or eqn.primitive.c_expansion
@@ -66,7 +66,7 @@ def _template(eqn, rule=None):
 def expand(jaxpr):
   """``jaxpr`` with every expandable equation replaced by its expansion's
   equations (with fresh variables)."""
-  return rewrite(jaxpr, lambda e: _template(e) if _expandable(e) else None)
+  return rewrite(jaxpr, lambda e: template(e) if _expandable(e) else None)
 
 
 def rewrite(jaxpr, template_of):

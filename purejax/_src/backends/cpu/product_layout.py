@@ -80,7 +80,7 @@ def gemm_operands(jaxpr):
   """``jaxpr`` with each product of BLAS's dtypes that BLAS cannot take as
   it is computed on transposed operands BLAS can take."""
   from purejax._src.backends.cpu import native
-  return expansion.rewrite(jaxpr, lambda e: expansion._template(e, _transposed_operands)
+  return expansion.rewrite(jaxpr, lambda e: expansion.template(e, _transposed_operands)
                            if e.primitive.name == "dot_general" and _needs_transpose(e, native)
                            else None)
 
