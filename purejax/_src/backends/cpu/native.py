@@ -18,7 +18,7 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import (blas, codegen_ops, conv, gather_scatter, sort_scan,
+from purejax._src.backends.cpu import (blas, codegen_ops, conv, gather_scatter, sort_scan, topk,
                                          windows)
 from purejax._src.jaxpr import Literal
 
@@ -74,6 +74,8 @@ def analyze(eqn, views=None):
     return NativeStep(eqn) if conv.supported(eqn) else None
   if name == "sort" or name in sort_scan.CUMULATIVE:
     return NativeStep(eqn) if sort_scan.supported(eqn) else None
+  if name == "top_k":
+    return NativeStep(eqn) if topk.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
     if not gather_scatter.supported(eqn):
       return None
@@ -377,7 +379,7 @@ _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "dynamic_update_slice": _emit_dynamic_update_slice,
              "concatenate": _emit_concatenate,
              "gather": gather_scatter.emit_gather,
-             "conv_general_dilated": conv.emit,
+             "conv_general_dilated": conv.emit, "top_k": topk.emit,
              **{name: sort_scan.emit for name in ("sort",) + sort_scan.CUMULATIVE},
              **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS},
              **{name: windows.emit for name in windows.NAMES}}
