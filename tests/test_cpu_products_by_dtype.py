@@ -1,6 +1,8 @@
 """Complex matrix products compile to BLAS's cgemm/zgemm (no conjugation,
 as lax.dot_general), on the same shape-fixed tiles as real ones; 16-bit
-float products to a float32 product rounded once (as XLA:CPU)."""
+float products to a float32 product rounded once (as XLA:CPU); integer and
+boolean products, and products whose result type differs from the
+operands', to compiled loops or a converted BLAS product."""
 import numpy as np
 import pytest
 
@@ -81,3 +83,72 @@ def test_bfloat16_product_has_jaxs_bits():
     got = np.asarray(jax.jit(lambda a, b: a @ b)(a, b))
   want = np.asarray(real_jax.jit(lambda a, b: a @ b)(a, b))
   np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+# name -> (a's shape, b's shape, the product for jnp and for np)
+INTEGER_PRODUCTS = {
+    **PRODUCTS,
+    "einsum_middle": ((4, 33, 17), (33, 9), lambda xp, a, b: xp.einsum("bjk,jl->blk", a, b)),
+    "outer": ((30,), (20,), lambda xp, a, b: xp.outer(a, b)),
+}
+
+
+def _wrapped_product(product, a, b, dtype):
+  """NumPy's product in int64/uint64 (which wrap as the narrower types do)."""
+  wide = np.uint64 if np.dtype(dtype).kind == "u" else np.int64
+  return product(np, a.astype(wide), b.astype(wide)).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_PRODUCTS))
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64],
+                         ids=lambda d: np.dtype(d).name)
+def test_integer_products_compile_and_wrap(name, dtype, x64):
+  a_shape, b_shape, product = INTEGER_PRODUCTS[name]
+  info = np.iinfo(dtype)
+  a = RNG.integers(info.min, info.max, a_shape, dtype=dtype, endpoint=True)
+  b = RNG.integers(info.min, info.max, b_shape, dtype=dtype, endpoint=True)
+  with config.override("purejax_compile_sync", True):
+    compiled = jax.jit(lambda a, b: product(jnp, a, b)).lower(a, b).compile()
+    got = np.asarray(compiled(a, b))
+  assert stages.host_steps(compiled) == []
+  want = _wrapped_product(product, a, b, dtype)
+  assert got.dtype == want.dtype
+  np.testing.assert_array_equal(got, want)
+
+
+def test_boolean_product_is_any_of_ands():
+  a, b = RNG.random((40, 300)) < 0.01, RNG.random((300, 30)) < 0.5
+  with config.override("purejax_compile_sync", True):
+    compiled = jax.jit(jnp.dot).lower(a, b).compile()
+    got = np.asarray(compiled(a, b))
+  assert stages.host_steps(compiled) == []
+  np.testing.assert_array_equal(got, (a.astype(int) @ b.astype(int)) > 0)
+
+
+@pytest.mark.parametrize("preferred", [np.int32, np.float32, "bfloat16"], ids=str)
+def test_int8_products_with_a_preferred_type(preferred):
+  a = RNG.integers(-128, 127, (50, 70), dtype=np.int8)
+  b = RNG.integers(-128, 127, (70, 20), dtype=np.int8)
+  with config.override("purejax_compile_sync", True):
+    compiled = jax.jit(lambda a, b: jax.lax.dot(a, b, preferred_element_type=preferred)
+                       ).lower(a, b).compile()
+    got = np.asarray(compiled(a, b))
+  assert stages.host_steps(compiled) == []
+  want = a.astype(np.int64) @ b.astype(np.int64)
+  assert got.dtype == np.dtype(jnp.dtype(preferred))
+  # |want| < 2**21: exact in int32 and float32; bfloat16 rounds the exact sum once.
+  np.testing.assert_array_equal(got, want.astype(np.float32).astype(got.dtype))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.bool_], ids=str)
+def test_integer_products_against_jax(dtype):
+  real_jax = pytest.importorskip("jax")
+  a = RNG.integers(0, 120, (3, 20, 30)).astype(dtype)
+  b = RNG.integers(0, 120, (3, 30, 10)).astype(dtype)
+  f = lambda xp, a, b: xp.einsum("bij,bjk->bik", a, b)
+  with config.override("purejax_compile_sync", True):
+    got = np.asarray(jax.jit(lambda a, b: f(jnp, a, b))(a, b))
+  want = np.asarray(real_jax.jit(lambda a, b: f(real_jax.numpy, a, b))(a, b))
+  assert got.dtype == want.dtype
+  np.testing.assert_array_equal(got, want)

@@ -248,26 +248,74 @@ dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
 
 
 _HALVES = (np.dtype(np.float16), dtypes.bfloat16)
+_BLAS_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 
-def _half_product(eqn):
-  """Whether a product's operands and result are all float16/bfloat16."""
-  return all(np.dtype(v.aval.dtype) in _HALVES for v in list(eqn.invars) + list(eqn.outvars))
+def _out_dtype(eqn):
+  return np.dtype(eqn.outvars[0].aval.dtype)
 
 
-def _half_product_c_expansion(lhs, rhs, **params):
-  """A 16-bit float product as XLA:CPU computes it: the operands widened to
-  float32, one float32 product (BLAS), the result rounded once."""
+def _product_needs_expansion(eqn):
+  """Whether a product is one BLAS cannot compute as it is: 16-bit floats,
+  integers or booleans, or operands of another dtype than the result."""
+  out = _out_dtype(eqn)
+  return out not in _BLAS_TYPES or any(np.dtype(v.aval.dtype) != out for v in eqn.invars)
+
+
+def _convert(x, dtype):
   from purejax._src.lax.convert import convert_element_type_p
+  if np.dtype(x.aval.dtype) == dtype:
+    return x
+  return convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=False)
+
+
+def _product_c_expansion(lhs, rhs, **params):
+  """The products BLAS cannot take, as XLA:CPU computes them.  Floats: the
+  operands converted to the result's type (16-bit floats: to float32, the
+  product rounded once) and one BLAS product.  Integers: operands converted
+  to the result's type and multiplied elementwise with the contracted axes
+  last, then summed over them (wrapping as the type does), which compiles
+  to one loop nest.  Booleans: the same in int32, then "any"."""
   out_dtype = np.dtype(params["preferred_element_type"] or lhs.aval.dtype)
-  wide = [convert_element_type_p.bind(x, new_dtype=np.dtype(np.float32), weak_type=False)
-          for x in (lhs, rhs)]
-  product = dot_general_p.bind(*wide, **dict(params, preferred_element_type=np.dtype(np.float32)))
-  return convert_element_type_p.bind(product, new_dtype=out_dtype, weak_type=False)
+  if out_dtype.kind in "fc" or out_dtype == dtypes.bfloat16:
+    wide = np.dtype(np.float32) if out_dtype in _HALVES else out_dtype
+    operands = [_convert(x, wide) for x in (lhs, rhs)]
+    product = dot_general_p.bind(*operands, **dict(params, preferred_element_type=wide))
+    return _convert(product, out_dtype)
+  acc = np.dtype(np.int32) if out_dtype == np.bool_ else out_dtype
+  return _convert(_summed_products(_convert(lhs, acc), _convert(rhs, acc),
+                                   params["dimension_numbers"]), out_dtype)
 
 
-dot_general_p.c_expansion = _half_product_c_expansion
-dot_general_p.c_expansion_applies = _half_product
+def _summed_products(lhs, rhs, dimension_numbers):
+  from purejax._src.lax.elementwise import mul_p
+  from purejax._src.lax.reductions import reduce_sum_p
+  from purejax._src.lax.structural import broadcast_in_dim_p, transpose_p
+  (lc, rc), (lb, rb) = dimension_numbers
+  lf = [d for d in range(lhs.aval.ndim) if d not in lc and d not in lb]
+  rf = [d for d in range(rhs.aval.ndim) if d not in rc and d not in rb]
+  nb, nl, nr, nk = len(lb), len(lf), len(rf), len(lc)
+  # Both operands broadcast to (batch, lhs free, contracted, rhs free): the
+  # sum over the middle axes runs along rows of the right operand, which
+  # vectorizes over its free axes.
+  shape = tuple([lhs.aval.shape[d] for d in list(lb) + lf + list(lc)]
+                + [rhs.aval.shape[d] for d in rf])
+  batch, left = list(range(nb)), list(range(nb, nb + nl))
+  contracted, right = list(range(nb + nl, nb + nl + nk)), list(range(nb + nl + nk, len(shape)))
+
+  def spread(x, order, dims):
+    x = transpose_p.bind(x, permutation=tuple(order)) if list(order) != sorted(order) else x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(dims),
+                                   sharding=None)
+  terms = mul_p.bind(spread(lhs, list(lb) + lf + list(lc), batch + left + contracted),
+                     spread(rhs, list(rb) + rf + list(rc), batch + right + contracted))
+  if not nk:
+    return terms
+  return reduce_sum_p.bind(terms, axes=tuple(contracted), out_sharding=None)
+
+
+dot_general_p.c_expansion = _product_c_expansion
+dot_general_p.c_expansion_applies = _product_needs_expansion
 
 # Bilinear: the JVP is the product rule, and each operand's transpose is
 # another contraction, of the cotangent with the other operand.
