@@ -186,3 +186,57 @@ def test_by_block_mode_is_used_for_kernel_gradients(monkeypatch):
   assert a.tobytes() == b.tobytes()
   ref = np.einsum("nhwc,nhwo->co", x.astype(np.float64), ct.astype(np.float64))
   np.testing.assert_allclose(a[1, 1], ref, rtol=1e-4, atol=1e-3)
+
+
+SOME = NONEMPTY[::3]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
+@pytest.mark.parametrize("cfg", SOME, ids=_cfg_id)
+def test_complex_conv_compiles_without_conjugation(cfg, dtype, x64):
+  re_x, im_x = _rand(cfg[0], np.float64, 1), _rand(cfg[0], np.float64, 3)
+  re_w, im_w = _rand(cfg[1], np.float64, 2), _rand(cfg[1], np.float64, 4)
+  x, w = (re_x + 1j * im_x).astype(dtype), (re_w + 1j * im_w).astype(dtype)
+  f = _conv_fn(purejax, cfg)
+  _check_compiled(f, x, w)
+  out = np.asarray(purejax.jit(f)(x, w))
+  # The convolution is bilinear: (a + ib) * (c + id) = ac - bd + i(ad + bc).
+  ref = (_ref(cfg, re_x, re_w) - _ref(cfg, im_x, im_w)
+         + 1j * (_ref(cfg, re_x, im_w) + _ref(cfg, im_x, re_w)))
+  assert out.dtype == dtype
+  tol = 1e-5 if dtype == np.complex64 else 1e-12
+  np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("cfg", SOME, ids=_cfg_id)
+def test_half_conv_is_a_float32_conv_rounded_once(cfg, dtype):
+  dtype = purejax.numpy.dtype(dtype)
+  x, w = _rand(cfg[0], np.float32, 1).astype(dtype), _rand(cfg[1], np.float32, 2).astype(dtype)
+  f = _conv_fn(purejax, cfg)
+  exe = _executable(f, x, w)
+  assert _host_steps(exe) == []
+  out = np.asarray(purejax.jit(f)(x, w))
+  ref = _ref(cfg, x.astype(np.float64), w.astype(np.float64))
+  assert out.dtype == dtype
+  # Within one rounding of the half type (plus float32's accumulation).
+  eps = float(purejax.numpy.finfo(dtype).eps)
+  np.testing.assert_allclose(out.astype(np.float64), ref, rtol=eps, atol=eps)
+
+
+@pytest.mark.oracle
+def test_half_and_complex_convs_match_jax():
+  real_jax = pytest.importorskip("jax")
+  cfg = SOME[1]
+  for dtype in ("bfloat16", "float16", "complex64"):
+    dtype = purejax.numpy.dtype(dtype)
+    x, w = _rand(cfg[0], np.float32, 1), _rand(cfg[1], np.float32, 2)
+    if dtype.kind == "c":
+      x, w = x + 1j * x[::-1], w - 0.5j * w
+    x, w = x.astype(dtype), w.astype(dtype)
+    got = np.asarray(purejax.jit(_conv_fn(purejax, cfg))(x, w))
+    want = np.asarray(real_jax.jit(_conv_fn(real_jax, cfg))(x, w))
+    if dtype.kind == "c":
+      np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    else:   # one float32 convolution rounded once: JAX's bits
+      np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))

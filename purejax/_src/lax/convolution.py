@@ -18,6 +18,7 @@ from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.lax import utils
 from purejax._src.lax.convert import _convert_impl
+from purejax._src.lax import dot as dot_lib
 from purejax._src.lax.dot import _compute_dtype, canonicalize_precision
 from purejax._src.lax.families import check_same_dtypes, standard_primitive
 from purejax._src.lax.structural import _pad_impl
@@ -415,7 +416,13 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 
 conv_general_dilated_p = standard_primitive(
     "conv_general_dilated", _conv_abstract_eval, _conv_impl)
-conv_general_dilated_p.c_code = None   # no C kernel yet: the compiled path runs the impl
+conv_general_dilated_p.c_code = None   # a native step (backends/cpu/conv.py), not an expression
+# Float convolutions BLAS cannot take as they are (16-bit floats, operands of
+# another type than the result) compile as a product of the result's type.
+conv_general_dilated_p.c_expansion = (
+    lambda lhs, rhs, **params: dot_lib.widened_product(conv_general_dilated_p, lhs, rhs, params))
+conv_general_dilated_p.c_expansion_applies = (
+    lambda eqn: dot_lib.float_result(eqn) and dot_lib.product_needs_expansion(eqn))
 
 # Bilinear: each operand's tangent is convolved with the other operand, and
 # each transpose is another convolution (convolution_rules.py, as is vmap's

@@ -255,7 +255,7 @@ def _out_dtype(eqn):
   return np.dtype(eqn.outvars[0].aval.dtype)
 
 
-def _product_needs_expansion(eqn):
+def product_needs_expansion(eqn):
   """Whether a product is one BLAS cannot compute as it is: 16-bit floats,
   integers or booleans, or operands of another dtype than the result."""
   out = _out_dtype(eqn)
@@ -269,19 +269,32 @@ def _convert(x, dtype):
   return convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=False)
 
 
+def float_result(eqn):
+  out = _out_dtype(eqn)
+  return out.kind in "fc" or out == dtypes.bfloat16
+
+
+def widened_product(primitive, lhs, rhs, params):
+  """A float product (``dot_general`` or a convolution) BLAS cannot take as
+  it is, as XLA:CPU computes it: the operands converted to the result's
+  type (16-bit floats: to float32, the result rounded once) and one
+  product of that type."""
+  out_dtype = np.dtype(params["preferred_element_type"] or lhs.aval.dtype)
+  wide = np.dtype(np.float32) if out_dtype in _HALVES else out_dtype
+  operands = [_convert(x, wide) for x in (lhs, rhs)]
+  return _convert(primitive.bind(*operands, **dict(params, preferred_element_type=wide)),
+                  out_dtype)
+
+
 def _product_c_expansion(lhs, rhs, **params):
-  """The products BLAS cannot take, as XLA:CPU computes them.  Floats: the
-  operands converted to the result's type (16-bit floats: to float32, the
-  product rounded once) and one BLAS product.  Integers: operands converted
-  to the result's type and multiplied elementwise with the contracted axes
-  last, then summed over them (wrapping as the type does), which compiles
-  to one loop nest.  Booleans: the same in int32, then "any"."""
+  """The products BLAS cannot take.  Floats: ``widened_product``.
+  Integers: operands converted to the result's type and multiplied
+  elementwise, then summed over the contracted axes (wrapping as the type
+  does), which compiles to one loop nest.  Booleans: the same in int32,
+  then "any"."""
   out_dtype = np.dtype(params["preferred_element_type"] or lhs.aval.dtype)
   if out_dtype.kind in "fc" or out_dtype == dtypes.bfloat16:
-    wide = np.dtype(np.float32) if out_dtype in _HALVES else out_dtype
-    operands = [_convert(x, wide) for x in (lhs, rhs)]
-    product = dot_general_p.bind(*operands, **dict(params, preferred_element_type=wide))
-    return _convert(product, out_dtype)
+    return widened_product(dot_general_p, lhs, rhs, params)
   acc = np.dtype(np.int32) if out_dtype == np.bool_ else out_dtype
   return _convert(_summed_products(_convert(lhs, acc), _convert(rhs, acc),
                                    params["dimension_numbers"]), out_dtype)
@@ -315,7 +328,7 @@ def _summed_products(lhs, rhs, dimension_numbers):
 
 
 dot_general_p.c_expansion = _product_c_expansion
-dot_general_p.c_expansion_applies = _product_needs_expansion
+dot_general_p.c_expansion_applies = product_needs_expansion
 
 # Bilinear: the JVP is the product rule, and each operand's transpose is
 # another contraction, of the cotangent with the other operand.

@@ -1,7 +1,7 @@
 """``conv_general_dilated`` as a native step: im2col and BLAS products.
 
-Supported: float32/float64 with every option of the primitive: any dimension
-numbers, strides, padding (negative too), input (lhs) and kernel (rhs)
+Supported: float32/float64 and complex64/complex128 (no conjugation, as
+lax), with every option of the primitive: any dimension numbers, strides, padding (negative too), input (lhs) and kernel (rhs)
 dilation, feature groups and batch groups (which gradients use).  The input
 is first copied into (batch, spatial..., feature) order and the kernel into
 (group, window..., in feature, out feature of the group) order, so that every
@@ -27,7 +27,8 @@ from purejax._src.config import thread_count
 # An im2col block stays in cache between being built and multiplied; the
 # blocks of all convolutions add up in the scratch arena a call keeps.
 _BLOCK_BYTES = 1 << 20
-_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64"}
+_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64",
+           np.dtype(np.complex64): "pj_gemm_c64", np.dtype(np.complex128): "pj_gemm_c128"}
 _PARALLEL_MIN_ELEMENTS = 1 << 15   # copies smaller than this run on one thread
 
 
