@@ -36,15 +36,15 @@ _FILL_BLOCK = 1 << 14   # elements per parallel block initializing an output
 
 def supported(eqn):
   """Gathers, and scatters that replace or combine with a ufunc (not a
-  general combiner jaxpr; no bool arithmetic)."""
+  general combiner jaxpr; no bool arithmetic, no complex min/max)."""
   name = eqn.primitive.name
   if name == "gather":
     return True
   if name == "scatter":
     return eqn.params.get("update_jaxpr") is None
   dtype = np.dtype(eqn.outvars[0].aval.dtype)
-  if codegen_ops.is_half(dtype) or dtype.kind == "c":   # their combiners are not C's
-    return False                                          # operators on stored values
+  if dtype.kind == "c" and name in ("scatter-min", "scatter-max"):   # lexicographic
+    return False
   return name in SCATTERS and dtype != np.bool_
 
 
@@ -197,17 +197,26 @@ def emit_gather(step, fn):
 
 
 def _combine(name, dtype, old, new):
-  """The scatter's update of ``old`` by ``new``, as the impl computes it."""
+  """The scatter's update of ``old`` by ``new`` (stored values), as the impl
+  computes it: half floats in float32, each result rounded to the type;
+  complex products as NumPy's."""
   if name == "scatter":
     return new
+  op = {"scatter-add": "+", "scatter-sub": "-", "scatter-mul": "*"}.get(name)
+  if codegen_ops.is_half(dtype):
+    a, b = codegen_ops.load(old, dtype), codegen_ops.load(new, dtype)
+    value = (f"pj_{'min' if name == 'scatter-min' else 'max'}f({a}, {b})" if op is None
+             else codegen_ops.round_to(f"({a} {op} {b})", dtype))
+    return codegen_ops.store(value, dtype)
   if name in ("scatter-min", "scatter-max"):
     which = "min" if name == "scatter-min" else "max"
     if dtype.kind == "f":   # lax's: NaN propagates, -0.0 orders below +0.0
       return f"pj_{which}{'f' if dtype == np.float32 else ''}({old}, {new})"
     op = "<=" if which == "min" else ">="
     return f"(({old} {op} {new}) ? {old} : {new})"
-  op = {"scatter-add": "+", "scatter-sub": "-", "scatter-mul": "*"}[name]
-  if dtype.kind == "f":
+  if dtype.kind == "c" and op == "*":
+    return f"pj_cmul{'f' if dtype == np.complex64 else ''}({old}, {new})"
+  if dtype.kind in "fc":
     return f"({old} {op} {new})"
   u = codegen_ops.wide_unsigned(dtype)
   return f"(({codegen_ops.ctype(dtype)})(({u}){old} {op} ({u}){new}))"
