@@ -133,8 +133,9 @@ def test_rejected_flags_are_dropped(kernels, fresh_toolchain, monkeypatch, tmp_p
   assert toolchain.compile_library(ADD_SRC).add(1, 2) == 3
   # The probe is remembered in the cache directory.
   (record,) = kernels.glob("toolchain-*.json")
-  assert json.loads(record.read_text())["argv"] == [str(fake)]
-  assert json.loads(record.read_text())["cflags"] == list(toolchain._get_toolchain().cflags)
+  text = cache.read_signed_text(record)   # authenticated by the cache's key
+  assert json.loads(text)["argv"] == [str(fake)]
+  assert json.loads(text)["cflags"] == list(toolchain._get_toolchain().cflags)
 
 
 def test_compile_error_has_compiler_diagnostics(kernels):
@@ -298,7 +299,9 @@ def test_lru_eviction(kernels):
   assert all(p.stat().st_size == size for p in paths)
   # A temporary file of a process on another machine, two hours old (its
   # process cannot be asked), and an old one purejax did not write.
-  stale = kernels / f".0123456789abcdef-{'0' * 8 if cache._host_tag() != '0' * 8 else '1' * 8}-12345-abcd1234.tmp"
+  other_host = '0' * 8 if cache._host_tag() != '0' * 8 else '1' * 8
+  stale = kernels / (cache.tmp_prefix(kernels, "0123456789abcdef", other_host, 12345)
+                     + "abcd1234.tmp")
   foreign = kernels / "notes.tmp"
   for p in (stale, foreign):
     p.write_bytes(b"x")
@@ -453,13 +456,19 @@ def test_temporaries_of_dead_processes_are_swept(kernels):
                         capture_output=True, text=True)
   alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
   try:
-    dead = kernels / f".0123456789abcdef-{host}-{int(done.stdout)}-abcd1234.tmp"
-    live = kernels / f".0123456789abcdef-{host}-{alive.pid}-abcd1234.tmp"
+    dead = kernels / (cache.tmp_prefix(kernels, "0123456789abcdef", host, int(done.stdout))
+                      + "abcd1234.tmp")
+    live = kernels / (cache.tmp_prefix(kernels, "0123456789abcdef", host, alive.pid)
+                      + "abcd1234.tmp")
     foreign = kernels / ".0123456789abcdef-notes.tmp"
-    for p in (dead, live, foreign):
+    # Named like purejax's, but without the tag only this cache's key gives.
+    lookalike = kernels / (f".0123456789abcdef-{host}-{int(done.stdout)}-{'0' * 16}-"
+                           "abcd1234.tmp")
+    for p in (dead, live, foreign, lookalike):
       p.write_bytes(b"partial")
     cache.sweep_unfinished(kernels, force=True)
-    assert (dead.exists(), live.exists(), foreign.exists()) == (False, True, True)
+    assert ((dead.exists(), live.exists(), foreign.exists(), lookalike.exists())
+            == (False, True, True, True))
   finally:
     alive.kill()
     alive.wait()

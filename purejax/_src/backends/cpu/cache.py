@@ -9,14 +9,23 @@ that check (or cannot be created or written), we do not raise: compiled kernels 
 fresh private temporary directory for the rest of the process (removed at
 exit), with a one-time ``RuntimeWarning`` naming the reason.
 
-Writes are atomic (compile into a temporary file in the directory, then
-``os.replace``), so processes sharing the cache never see half-written files.
+The directory must also be out of other users' reach all the way down (no
+link or directory on the way that another user controls; see
+``cache_integrity.path_problem``).  Only files purejax wrote are loaded or
+deleted: each library is sealed with an HMAC under a per-user secret key
+(``cache_integrity``), checked before the library is loaded; a damaged or
+foreign entry is rebuilt with a ``RuntimeWarning``, never loaded.
+
+Writes are atomic (compile into a temporary file in the directory, seal and
+``fsync`` it, then ``os.replace``), so processes sharing the cache never see
+half-written files.
 Nothing partial stays: a temporary file is named after its machine and
 process; the process removes its unfinished ones at exit (after the toolchain
 kills a compiler still running), and the first use of the cache in a process
 removes those whose process is gone (killed before its exit handlers ran).
-The total size of the ``.so`` files is capped (least recently used first out;
-loading a file touches its mtime).
+The total size of purejax's ``.so`` files is capped (least recently used
+first out; loading a file touches its mtime); files purejax did not seal are
+never deleted.
 
 With ``config.purejax_disk_cache`` off (PUREJAX_DISK_CACHE=0) the cache is not
 used at all: each kernel is built in a fresh private temporary directory
@@ -37,9 +46,11 @@ import threading
 import time
 import warnings
 
+from purejax._src.backends.cpu import cache_integrity as integrity
 from purejax._src.config import config
 
 SUFFIX = ".so"
+_ENTRY_NAME = re.compile(r"^[0-9a-f]{64}\.so$")   # <sha256 cache key>.so
 _TMP_SUFFIX = ".tmp"
 _STALE_TMP_SECONDS = 3600   # a temporary file this old belongs to a dead process
 
@@ -91,8 +102,10 @@ def cache_dir():
     if fallback is not None:
       return fallback
     try:
+      _check_path(target)   # before creating anything through it
       _make_private_dirs(target)
       check_private_dir(target)
+      _check_path(target)
       usable = True
     except (OSError, UnsafeCacheDir) as e:
       usable = False
@@ -107,6 +120,12 @@ def cache_dir():
                 f"Compiled kernels go to the private temporary directory {fallback} "
                 "for this process instead.", RuntimeWarning, stacklevel=3)
   return fallback
+
+
+def _check_path(path):
+  problem = integrity.path_problem(path)
+  if problem:
+    raise UnsafeCacheDir(problem)
 
 
 def _make_private_dirs(path):
@@ -154,27 +173,51 @@ def entry_path(directory, key):
 def load(path):
   """The library cached at ``path``, or None when there is none.
 
-  A file that is not ours, is writable by others or does not load (corrupt,
-  truncated) is deleted, so that the caller compiles it again.  A hit touches
-  the file's mtime (the LRU order).
+  The file is read once and checked (ours, private, size and HMAC) before
+  the dynamic loader sees it.  A file that fails a check is deleted with a
+  ``RuntimeWarning``, or silently when it is not ours or is writable by
+  others, so that the caller compiles it again.  A hit touches the file's
+  mtime (the LRU order).
   """
   try:
-    st = os.lstat(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
   except FileNotFoundError:
     return None
-  if not stat.S_ISREG(st.st_mode) or _owner_problem(st, "file", path):
+  except OSError:   # a symbolic link (O_NOFOLLOW), or unreadable
     remove(path)
     return None
+  with os.fdopen(fd, "rb") as f:
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode) or _owner_problem(st, "file", path):
+      remove(path)
+      return None
+    data = f.read()
+  try:
+    integrity.verify(data, path.name, integrity.secret_key(path.parent))
+  except integrity.Damaged as e:
+    return _discard(path, str(e))
   try:
     lib = ctypes.CDLL(str(path))
-  except OSError:
-    remove(path)
-    return None
+  except OSError as e:
+    return _discard(path, f"it does not load: {e}")
   try:
     os.utime(path)
   except OSError:   # evicted by another process meanwhile; the mapping stays valid
     pass
   return lib
+
+
+def _discard(path, why):
+  warnings.warn(f"purejax: the cached kernel {path} is not used: {why}. "
+                "It is compiled again.", RuntimeWarning, stacklevel=4)
+  remove(path)
+  return None
+
+
+def seal(tmp, path):
+  """Seals the library compiled into ``tmp`` for publication as ``path``
+  (before it is loaded or committed)."""
+  integrity.seal_file(tmp, path.name, integrity.secret_key(path.parent))
 
 
 def _host_tag():
@@ -183,9 +226,22 @@ def _host_tag():
   return hashlib.sha256(platform.node().encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
-# .<key prefix>-<host tag>-<pid>-<random>.tmp: whose it is, to tell when its
-# process is gone.  Only files named so are ever swept.
-_TMP_NAME = re.compile(r"^\..{1,16}-([0-9a-f]{8})-([0-9]+)-[0-9a-z_]+\.tmp$")
+# .<key prefix>-<host tag>-<pid>-<owner tag>-<random>.tmp: whose it is, to
+# tell when its process is gone.  Only files named so, with the owner tag
+# this directory's key gives, are ever swept.
+_TMP_NAME = re.compile(r"^\..{1,16}-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{16})-[0-9a-z_]+\.tmp$")
+
+
+def _tmp_tag(directory, host, pid):
+  return integrity.owner_tag(integrity.secret_key(directory), f".tmp-{host}-{pid}").hex()[:16]
+
+
+def tmp_prefix(directory, key, host=None, pid=None):
+  """The name a temporary file of ``key`` written by process ``pid`` on
+  ``host`` starts with (default: this process)."""
+  host = _host_tag() if host is None else host
+  pid = os.getpid() if pid is None else pid
+  return f".{key[:16]}-{host}-{pid}-{_tmp_tag(directory, host, pid)}-"
 _unfinished = set()   # this process's temporary files not yet published or removed
 _swept = set()        # directories swept of dead processes' temporaries
 
@@ -193,8 +249,7 @@ _swept = set()        # directories swept of dead processes' temporaries
 def temp_path(directory, key):
   """A fresh private temporary file in ``directory`` to compile into.  It is
   removed at interpreter exit unless ``commit`` or ``remove`` came first."""
-  prefix = f".{key[:16]}-{_host_tag()}-{os.getpid()}-"
-  fd, name = tempfile.mkstemp(prefix=prefix, suffix=_TMP_SUFFIX, dir=directory)
+  fd, name = tempfile.mkstemp(prefix=tmp_prefix(directory, key), suffix=_TMP_SUFFIX, dir=directory)
   os.close(fd)
   path = pathlib.Path(name)
   with _lock:
@@ -203,11 +258,26 @@ def temp_path(directory, key):
 
 
 def commit(tmp, path):
-  """Atomically publishes the compiled ``tmp`` as ``path``."""
+  """Atomically publishes the compiled (and sealed) ``tmp`` as ``path``."""
   os.chmod(tmp, 0o700)   # the linker created it under the umask
   os.replace(tmp, path)
   with _lock:
     _unfinished.discard(str(tmp))
+  _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory):
+  """Makes a rename in ``directory`` durable (where directories can be opened)."""
+  try:
+    fd = os.open(directory, os.O_RDONLY)
+  except OSError:
+    return
+  try:
+    os.fsync(fd)
+  except OSError:
+    pass
+  finally:
+    os.close(fd)
 
 
 @atexit.register
@@ -224,13 +294,18 @@ def _remove_unfinished():
       pass
 
 
-def _writer_is_gone(name, st, now):
-  """Whether the temporary file ``name`` belongs to a process that no longer
-  runs (a killed process's; its compile will never finish)."""
+def _writer_is_gone(directory, name, st, now):
+  """Whether the temporary file ``name`` is purejax's and belongs to a process
+  that no longer runs (a killed process's; its compile will never finish)."""
   match = _TMP_NAME.match(name)
   if match is None:
     return False   # not ours: never touched
   host, pid = match.group(1), int(match.group(2))
+  try:
+    if match.group(3) != _tmp_tag(directory, host, pid):
+      return False   # named like ours, not written by purejax
+  except OSError:
+    return False
   if host != _host_tag():
     return now - st.st_mtime > _STALE_TMP_SECONDS   # cannot ask another machine
   if pid == os.getpid():
@@ -263,7 +338,7 @@ def sweep_unfinished(directory, force=False):
       st = e.stat(follow_symlinks=False)
     except OSError:
       continue
-    if stat.S_ISREG(st.st_mode) and _writer_is_gone(e.name, st, now):
+    if stat.S_ISREG(st.st_mode) and _writer_is_gone(directory, e.name, st, now):
       remove(e.path)
 
 
@@ -279,21 +354,42 @@ def read_private_text(path):
     return None
 
 
+def read_signed_text(path):
+  """The text ``write_signed_text`` wrote at ``path``, or None when there is
+  none or it was not written by purejax (or was changed since)."""
+  signed = read_private_text(path)
+  if signed is None:
+    return None
+  return integrity.read_signed_text(signed, path.name, integrity.secret_key(path.parent))
+
+
+def write_signed_text(path, text):
+  """Writes ``text`` to ``path`` authenticated (see ``read_signed_text``)."""
+  write_text_atomic(path, integrity.sign_text(text, path.name,
+                                              integrity.secret_key(path.parent)))
+
+
 def write_text_atomic(path, text):
   """Writes ``text`` to ``path`` through a temporary file and ``os.replace``."""
   tmp = temp_path(path.parent, path.stem)
   try:
-    tmp.write_text(text, encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as f:
+      f.write(text)
+      f.flush()
+      os.fsync(f.fileno())
     os.replace(tmp, path)
+    with _lock:
+      _unfinished.discard(str(tmp))
   except BaseException:
     remove(tmp)
     raise
 
 
 def evict(directory, max_bytes, keep):
-  """Deletes the least recently used kernels while the total exceeds
-  ``max_bytes``, never ``keep`` (the one just written).  Also deletes
-  temporary files that crashed compilations left behind."""
+  """Deletes the least recently used kernels while the total of purejax's
+  exceeds ``max_bytes``, never ``keep`` (the one just written) nor a file
+  purejax did not seal.  Also deletes temporary files that crashed
+  compilations left behind."""
   entries, total, now = [], 0, time.time()
   try:
     scan = list(os.scandir(directory))
@@ -305,18 +401,20 @@ def evict(directory, max_bytes, keep):
     except OSError:
       continue
     if e.name.endswith(_TMP_SUFFIX):
-      if stat.S_ISREG(st.st_mode) and _writer_is_gone(e.name, st, now):
+      if stat.S_ISREG(st.st_mode) and _writer_is_gone(directory, e.name, st, now):
         remove(e.path)
-    elif e.name.endswith(SUFFIX) and stat.S_ISREG(st.st_mode):
+    elif _ENTRY_NAME.match(e.name) and stat.S_ISREG(st.st_mode):
       total += st.st_size
       if e.path != str(keep):
         entries.append((st.st_mtime_ns, e.name, e.path, st.st_size))
   entries.sort()
-  for _, _, p, size in entries:
+  key = integrity.secret_key(directory)
+  for _, name, p, size in entries:
     if total <= max_bytes:
       break
-    remove(p)
-    total -= size
+    if integrity.is_ours(p, name, key):   # reads only the trailer
+      remove(p)
+    total -= size   # not ours: not counted either
 
 
 def remove(path):

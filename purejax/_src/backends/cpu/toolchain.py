@@ -18,6 +18,7 @@ Thread-safe: concurrent calls compile a given source once.
 """
 import atexit
 import ctypes
+import errno
 import functools
 import hashlib
 import json
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 
 from purejax._src.backends.cpu import cache
 from purejax._src.config import config
@@ -42,6 +44,11 @@ class CompilerUnavailable(RuntimeError):
 
 class CompileError(RuntimeError):
   """The C compiler rejected the source; the message holds its diagnostics."""
+
+
+class DiskFull(CompileError):
+  """The compiler (or the cache) could not write: no space left on the device
+  or over the disk quota."""
 
 
 _CANDIDATES = ("cc", "gcc", "clang")
@@ -191,12 +198,9 @@ def _find_toolchain():
       problems.append(f"{label}: {problem}")
       continue
     record = _probe_record_path(argv)
-    text = cache.read_private_text(record) if record is not None else None
-    if text is not None:
-      try:
-        return Toolchain.from_json(text)
-      except (ValueError, KeyError, TypeError):
-        pass
+    tc = _read_probe_record(record, argv) if record is not None else None
+    if tc is not None:
+      return tc
     try:
       tc = _probe(argv)
     except (OSError, subprocess.SubprocessError, _ProbeFailed) as e:
@@ -204,7 +208,7 @@ def _find_toolchain():
       continue
     if record is not None:
       try:
-        cache.write_text_atomic(record, tc.to_json())
+        cache.write_signed_text(record, tc.to_json())
       except OSError:
         pass
     return tc
@@ -320,6 +324,28 @@ def _probe_record_path(argv):
   return directory / f"toolchain-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
 
 
+_KNOWN_CFLAGS = frozenset(_BASE_FLAGS + _OPT_FLAGS + ("-fopenmp",))
+_KNOWN_LDFLAGS = frozenset(("-lmvec", "-lm", "-lgomp"))
+
+
+def _read_probe_record(record, argv):
+  """The remembered probe of the compiler ``argv``, or None.  The record must
+  carry this cache's HMAC (purejax wrote it), name the compiler found on
+  PATH itself and only flags the probe can choose: a planted record cannot
+  make purejax run another program, or pass it other flags."""
+  text = cache.read_signed_text(record)
+  if text is None:
+    return None
+  try:
+    tc = Toolchain.from_json(text)
+  except (ValueError, KeyError, TypeError):
+    return None
+  if (tc.argv != list(argv) or not set(tc.cflags) <= _KNOWN_CFLAGS
+      or not set(tc.ldflags) <= _KNOWN_LDFLAGS):
+    return None
+  return tc
+
+
 def _get_toolchain():
   global _toolchain
   tc = _toolchain
@@ -433,28 +459,73 @@ def _cache_key(source, tc, extra):
 
 def _load_or_build(source, tc, extra, key):
   if not cache.enabled():
-    with cache.private_build_dir() as directory:
-      start = time.perf_counter()
-      lib = _compile(source, tc, extra, cache.entry_path(directory, key))
-    _debug(f"kernel {key[:16]} compiled in {time.perf_counter() - start:.2f} s "
-           "(disk cache off)")
-    return lib
+    return _build_privately(source, tc, extra, key, "disk cache off")
   directory = cache.cache_dir()
   path = cache.entry_path(directory, key)
-  lib = cache.load(path)
-  if lib is not None:
-    _debug(f"kernel {key[:16]} loaded from the disk cache ({path})")
-    return lib
-  tmp = cache.temp_path(directory, key)
+  try:
+    lib = cache.load(path)
+    if lib is not None:
+      _debug(f"kernel {key[:16]} loaded from the disk cache ({path})")
+      return lib
+    lib = _build_into_cache(source, tc, extra, key, path)
+  except (DiskFull, OSError) as e:
+    if not _is_disk_full(e):
+      raise
+    _warn_disk_full(directory, e)
+    return _build_privately(source, tc, extra, key, "the cache directory is full")
+  cache.evict(directory, config.purejax_cache_max_bytes, keep=path)
+  return lib
+
+
+def _build_into_cache(source, tc, extra, key, path):
+  """Compiles into a temporary file next to ``path``, seals, loads and
+  publishes it."""
+  tmp = cache.temp_path(path.parent, key)
   start = time.perf_counter()
   try:
-    lib = _compile(source, tc, extra, tmp)
+    _compile(source, tc, extra, tmp)
+    cache.seal(tmp, path)
+    lib = _load_built(tmp)
     cache.commit(tmp, path)
   finally:
     cache.remove(tmp)
   _debug(f"kernel {key[:16]} compiled in {time.perf_counter() - start:.2f} s ({path})")
-  cache.evict(directory, config.purejax_cache_max_bytes, keep=path)
   return lib
+
+
+def _build_privately(source, tc, extra, key, why):
+  """Compiles in a fresh private directory, removed once the library is loaded."""
+  start = time.perf_counter()
+  try:
+    with cache.private_build_dir() as directory:
+      out = cache.entry_path(directory, key)
+      _compile(source, tc, extra, out)
+      lib = _load_built(out)
+  except OSError as e:
+    if _is_disk_full(e):
+      raise DiskFull(f"no space left on the device for a private build directory: {e}") from None
+    raise
+  _debug(f"kernel {key[:16]} compiled in {time.perf_counter() - start:.2f} s ({why})")
+  return lib
+
+
+_DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+_DISK_FULL_MESSAGES = tuple(os.strerror(n) for n in _DISK_FULL_ERRNOS)
+_disk_full_warned = set()   # cache directories found full (warned once each)
+
+
+def _is_disk_full(e):
+  return isinstance(e, DiskFull) or getattr(e, "errno", None) in _DISK_FULL_ERRNOS
+
+
+def _warn_disk_full(directory, e):
+  with _lock:
+    if directory in _disk_full_warned:
+      return
+    _disk_full_warned.add(directory)
+  warnings.warn(f"purejax: cannot write to the kernel cache directory {directory} "
+                f"({str(e).splitlines()[0]}): compiled kernels are built in private "
+                "temporary directories and not kept.", RuntimeWarning, stacklevel=5)
 
 
 def _debug(message):
@@ -463,7 +534,8 @@ def _debug(message):
 
 
 def _compile(source, tc, extra, out):
-  """Compiles into ``out`` and loads it (before it is published in the cache)."""
+  """Compiles into ``out``; raises ``CompileError`` (``DiskFull`` when the
+  compiler could not write for want of space)."""
   libs = tuple(f for f in extra if f.startswith("-l"))
   cflags = tc.cflags + [f for f in extra if f not in libs]
   argv = _command(tc.argv, cflags, tc.ldflags + list(libs), out)
@@ -474,8 +546,17 @@ def _compile(source, tc, extra, out):
   except OSError as e:
     raise CompileError(f"could not run the C compiler {tc.argv[0]}: {e}") from None
   if proc.returncode != 0:
+    full = [line for line in (proc.stderr or "").splitlines()
+            if any(m in line for m in _DISK_FULL_MESSAGES)]
+    if full:
+      raise DiskFull(f"no space left on the device: the C compiler ({shlex.join(tc.argv)}) "
+                     f"could not write its output ({full[0].strip()}):\n{_trim(proc.stderr)}")
     raise CompileError(f"the C compiler ({shlex.join(tc.argv)}) rejected the source "
                        f"(exit status {proc.returncode}):\n{_trim(proc.stderr)}")
+
+
+def _load_built(out):
+  """Loads a library just compiled (before it is published in the cache)."""
   try:
     return ctypes.CDLL(str(out))
   except OSError as e:
