@@ -93,13 +93,14 @@ def _everything(geometry):
              window_dilation=wdl)
 
   def pool(x, init, op):
-    return lax.reduce_window(x, init, op, **win)
+    return lax.reduce_window(x, jnp.array(init, x.dtype), op, **win)
 
   def f(x, t):
     idx = lax.broadcasted_iota(jnp.int32, x.shape, x.ndim - 1)
     outs = [pool(x, 0., lax.add), pool(x, -jnp.inf, lax.max), pool(x, jnp.inf, lax.min),
             pool(x, 1., lax.mul),
-            lax.reduce_window((x, idx), (-jnp.inf, np.int32(2 ** 31 - 1)), _argmax_pair,
+            lax.reduce_window((x, idx), (jnp.array(-jnp.inf, x.dtype), np.int32(2 ** 31 - 1)),
+                              _argmax_pair,
                               **win),
             jax.jvp(lambda x: pool(x, -jnp.inf, lax.max), (x,), (t,))[1],
             jax.jvp(lambda x: pool(x, jnp.inf, lax.min), (x,), (t,))[1]]
@@ -338,3 +339,41 @@ def test_a_computation_without_c_stays_on_numpy():
   from scipy.special import digamma
   want = [np.float32(digamma(a)) + np.float32(digamma(b)) for a, b in zip(x[:-1], x[1:])]
   np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("seed", range(6))
+def test_half_floats_match_numpy_bit_for_bit(seed, dtype):
+  # Each step of a fold in float32, rounded to the type, as NumPy's
+  # ml_dtypes arithmetic (the NumPy backend) computes it.
+  rng = np.random.RandomState(200 + seed)
+  geometry = _random_geometry(rng, rank=1 + seed % 3)
+  x = (_tied(geometry[0], specials=seed % 2 == 0) * 1.37).astype(jnp.dtype(dtype))
+  t = rng.randn(*geometry[0]).astype(jnp.dtype(dtype))
+  f = _everything(geometry)
+  _same_bits(_compiled(f, x, t), _run("numpy", f, x, t))
+
+
+def test_half_max_pooling_matches_jax():
+  real_jax = oracle()
+  x = (RNG.randn(2, 9, 10, 3) * 3).astype(jnp.bfloat16)
+  for lib_f in (lambda l, x: l.reduce_window(x, -np.inf, l.max, (1, 3, 3, 1), (1, 2, 2, 1),
+                                             "SAME"),
+                lambda l, x: l.reduce_window(x, np.inf, l.min, (1, 2, 2, 1), (1, 1, 1, 1),
+                                             "VALID")):
+    got, = _compiled(lambda x: lib_f(lax, x), x)
+    want = np.asarray(real_jax.jit(lambda x: lib_f(real_jax.lax, x))(x))
+    assert got.tobytes() == want.tobytes()
+    g = lambda lib, x: lib.grad(lambda x: lib_f(lib.lax, x).astype(np.float32).sum())(x)
+    got, = _compiled(lambda x: g(jax, x), x)
+    assert got.tobytes() == np.asarray(real_jax.jit(lambda x: g(real_jax, x))(x)).tobytes()
+
+
+def test_complex_sums_over_windows(x64):
+  x = RNG.randn(3, 8, 5) + 1j * RNG.randn(3, 8, 5)
+  geometry = ((1, 3, 2), (1, 2, 1), ((0, 0), (1, 1), (0, 1)), (1, 1, 1), (1, 1, 1))
+  f = lambda x: lax.reduce_window(x, 0j, lax.add, *geometry)
+  got, = _compiled(f, x)
+  want = (_reference(x.real, 0.0, np.add, *geometry)
+          + 1j * _reference(x.imag, 0.0, np.add, *geometry))
+  np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

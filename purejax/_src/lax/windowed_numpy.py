@@ -141,7 +141,7 @@ def _selected(base, slices, select_prim, never=None):
   best = np.array(base[slices[0]])
   for sl in slices[1:]:
     extremum(best, base[sl], out=best)
-  if best.dtype.kind in "fc" and np.isnan(best).any():
+  if dtypes.issubdtype(best.dtype, np.inexact) and np.isnan(best).any():   # halves too
     if never is not None:
       return None
     pick = np.zeros(best.shape, np.int32)

@@ -27,6 +27,7 @@ from purejax._src.backends.cpu.indexing import strides
 from purejax._src.jaxpr import Literal
 
 MONOIDS = ("reduce_window_sum", "reduce_window_max", "reduce_window_min")
+_MONOID_OPS = {"reduce_window_sum": "add", "reduce_window_max": "max", "reduce_window_min": "min"}
 NAMES = MONOIDS + ("reduce_window", "select_and_gather_add", "select_and_scatter_add")
 
 _CHUNK = 512               # output elements per work item (and local accumulators)
@@ -66,32 +67,34 @@ def _computation(jaxpr, consts, args, ctx):
     return codegen_ops.literal(v.val, v.aval.dtype) if type(v) is Literal else env[v]
 
   for eqn in jaxpr.eqns:
-    entry = codegen_ops.OPS.get(eqn.primitive.name)
-    if entry is None or len(eqn.outvars) != 1:
+    name = eqn.primitive.name
+    if name not in codegen_ops.OPS or len(eqn.outvars) != 1:
       return None
     ins = [v.aval.dtype for v in eqn.invars]
     out = eqn.outvars[0].aval.dtype
     if (any(v.aval.shape for v in list(eqn.invars) + list(eqn.outvars))
         or not all(map(codegen_ops.dtype_supported, ins + [out]))
-        or not entry[0](ins, out, eqn.params)):
+        or not codegen_ops.supported(name, ins, out, eqn.params)):
       return None
-    expr = entry[1](ctx, [read(v) for v in eqn.invars], ins, out, eqn.params)
+    expr = codegen_ops.emit(ctx, name, [read(v) for v in eqn.invars], ins, out, eqn.params)
     env[eqn.outvars[0]] = ctx.tmp(codegen_ops.ctype(out), expr)
   return [read(v) for v in jaxpr.outvars]
 
 
 def supported(eqn):
-  """Every windowed primitive on C's own types (bool, integers, float32,
-  float64: not complex or 16-bit floats, whose orders and sums are not C's
-  operators); the general reduce_window when its computation has a C
-  expression."""
+  """The monoids whose operation ``codegen_ops`` computes on the dtype (16-bit
+  floats in float32 rounded after every step; complex sums); the general
+  reduce_window when its computation has a C expression; the select
+  primitives on real keys (C's comparisons)."""
   name = eqn.primitive.name
-  for v in list(eqn.invars) + list(eqn.outvars):
-    dtype = np.dtype(v.aval.dtype)
-    if codegen_ops.is_half(dtype) or dtype.kind not in "biuf":
-      return False
+  dtypes = [np.dtype(v.aval.dtype) for v in list(eqn.invars) + list(eqn.outvars)]
+  if not all(map(codegen_ops.dtype_supported, dtypes)):
+    return False
+  if name in MONOIDS:
+    d = dtypes[0]
+    return codegen_ops.supported(_MONOID_OPS[name], [d, d], d, {})
   if name != "reduce_window":
-    return name in NAMES
+    return name in NAMES and not any(d.kind == "c" for d in dtypes)
   p = eqn.params
   n = len(eqn.invars) // 2
   args = [f"a{i}" for i in range(2 * n)]
@@ -198,7 +201,8 @@ def _reduce_loops(g, init, fold):
 
 
 def _cptr(fn, v, const=True):
-  ct = codegen_ops.ctype(v.aval.dtype)
+  """``v``'s buffer as a pointer to its stored elements (bits for half floats)."""
+  ct = codegen_ops.storage_ctype(v.aval.dtype)
   return f"({'const ' if const else ''}{ct}*){fn.ptr(v)}"
 
 
@@ -214,19 +218,19 @@ def _monoid(step, fn):
   eqn = step.eqn
   x, out = eqn.invars[0], eqn.outvars[0]
   dtype = np.dtype(out.aval.dtype)
-  ct = codegen_ops.ctype(dtype)
+  st = codegen_ops.storage_ctype(dtype)
   g = _Geometry(x.aval.shape, out.aval.shape, eqn.params)
-  op = eqn.primitive.name[len("reduce_window_"):]
-  init = {"sum": codegen_ops.literal(0, dtype), "max": codegen_ops.lowest(dtype),
-          "min": codegen_ops.highest(dtype)}[op]
+  op = _MONOID_OPS[eqn.primitive.name]
+  init = {"add": lambda: codegen_ops.literal(0, dtype), "max": lambda: codegen_ops.lowest(dtype),
+          "min": lambda: codegen_ops.highest(dtype)}[op]()
   ctx = _Scratch()
-  expr = codegen_ops.OPS["add" if op == "sum" else op][1](ctx, ["y[j]", "X[xo]"],
-                                                         [dtype, dtype], dtype, {})
-  decls = [f"const {ct}* restrict X = {_cptr(fn, x)};",
-           f"{ct}* restrict y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};"]
+  load = lambda e: codegen_ops.load(e, dtype)
+  expr = codegen_ops.emit(ctx, op, [load("y[j]"), load("X[xo]")], [dtype, dtype], dtype, {})
+  decls = [f"const {st}* restrict X = {_cptr(fn, x)};",
+           f"{st}* restrict y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};"]
   _emit_reduce(fn, eqn.primitive.name, g, decls,
-               [f"for (int64_t j = j0; j < j1; j++) y[j] = {init};"],
-               ctx.lines + [f"y[j] = {expr};"])
+               [f"for (int64_t j = j0; j < j1; j++) y[j] = {codegen_ops.store(init, dtype)};"],
+               ctx.lines + [f"y[j] = {codegen_ops.store(expr, dtype)};"])
 
 
 def _generic(step, fn):
@@ -234,22 +238,25 @@ def _generic(step, fn):
   n = len(eqn.invars) // 2
   xs, inits, outs = eqn.invars[:n], eqn.invars[n:], eqn.outvars
   g = _Geometry(xs[0].aval.shape, outs[0].aval.shape, p)
-  cts = [codegen_ops.ctype(v.aval.dtype) for v in outs]
+  dts = [np.dtype(v.aval.dtype) for v in outs]
+  cts = [codegen_ops.ctype(d) for d in dts]
+  sts = [codegen_ops.storage_ctype(d) for d in dts]
   ctx = _Scratch()
-  args = [f"y{i}[j]" for i in range(n)] + [f"X{i}[xo]" for i in range(n)]
+  args = ([codegen_ops.load(f"y{i}[j]", d) for i, d in enumerate(dts)]
+          + [codegen_ops.load(f"X{i}[xo]", d) for i, d in enumerate(dts)])
   results = _computation(p["jaxpr"], p["consts"], args, ctx)
-  decls = [f"const {ct}* restrict X{i} = {_cptr(fn, x)};"
-           for i, (ct, x) in enumerate(zip(cts, xs))]
-  decls += [f"{ct}* restrict y{i} = {_cptr(fn, v, const=False)} + row * {g.o[-1]};"
-            for i, (ct, v) in enumerate(zip(cts, outs))]
-  decls += [f"const {ct} init{i} = *{_cptr(fn, v)};"
-            for i, (ct, v) in enumerate(zip(cts, inits))]
+  decls = [f"const {st}* restrict X{i} = {_cptr(fn, x)};"
+           for i, (st, x) in enumerate(zip(sts, xs))]
+  decls += [f"{st}* restrict y{i} = {_cptr(fn, v, const=False)} + row * {g.o[-1]};"
+            for i, (st, v) in enumerate(zip(sts, outs))]
+  decls += [f"const {st} init{i} = *{_cptr(fn, v)};"
+            for i, (st, v) in enumerate(zip(sts, inits))]
   init = ["for (int64_t j = j0; j < j1; j++) {"]
   init += [f"  y{i}[j] = init{i};" for i in range(n)] + ["}"]
   # Every result is computed before any accumulator changes.
   fold = ["{"] + ["  " + s for s in ctx.lines]
   fold += [f"  const {ct} r{i} = {e};" for i, (ct, e) in enumerate(zip(cts, results))]
-  fold += [f"  y{i}[j] = r{i};" for i in range(n)] + ["}"]
+  fold += [f"  y{i}[j] = {codegen_ops.store(f'r{i}', d)};" for i, d in enumerate(dts)] + ["}"]
   _emit_reduce(fn, "reduce_window", g, decls, init, fold)
 
 
@@ -268,15 +275,16 @@ def _gather(step, fn):
   eqn, p = step.eqn, step.eqn.params
   t, x = eqn.invars
   out = eqn.outvars[0]
-  kt, tt = codegen_ops.ctype(x.aval.dtype), codegen_ops.ctype(t.aval.dtype)
+  kt, tt = codegen_ops.ctype(x.aval.dtype), codegen_ops.storage_ctype(t.aval.dtype)
   g = _Geometry(x.aval.shape, out.aval.shape, p)
   fill = _select_fill(p["select_prim"], x.aval.dtype)
-  decls = [f"const {kt}* restrict X = {_cptr(fn, x)};",
+  decls = [f"const {codegen_ops.storage_ctype(x.aval.dtype)}* restrict X = {_cptr(fn, x)};",
            f"const {tt}* restrict T = {_cptr(fn, t)};",
            f"{tt}* restrict y = {_cptr(fn, out, const=False)} + row * {g.o[-1]};",
            f"{kt} key[{_CHUNK}];"]
+  # Tangents are copied as stored (a zero is all zero bits in every type).
   init = [f"for (int64_t j = j0; j < j1; j++) {{ key[j - j0] = {fill}; y[j] = 0; }}"]
-  fold = [f"const {kt} v = X[xo];",
+  fold = [f"const {kt} v = {codegen_ops.load('X[xo]', x.aval.dtype)};",
           f"const int keep = {_keeps(p['select_prim'], 'key[a]', 'v')};",
           "key[a] = keep ? key[a] : v;",
           "y[j] = keep ? y[j] : T[xo];"]
@@ -285,9 +293,10 @@ def _gather(step, fn):
 
 # -- select_and_scatter_add --------------------------------------------------------------
 
-def _pick_loops(g, select_prim, fill, kt, it):
+def _pick_loops(g, select_prim, fill, kt, it, load):
   """Body of a chunk of windows: ``pick[j]``, the row-major index of the
-  element window j picks (padding holds ``fill`` and takes part)."""
+  element window j picks (padding holds ``fill`` and takes part); ``load``
+  turns a stored element into its value."""
   r = g.rank
   lines = [f"{kt} key[{_CHUNK}];", f"{it} pk[{_CHUNK}];"]
   for k in range(r - 1):
@@ -321,17 +330,17 @@ def _pick_loops(g, select_prim, fill, kt, it):
             # Windows whose element kl lies in the operand: all of the chunk's
             # (no padding, the usual case), or some.
             f"{pad}  if ({inside} && j0 * {s} + c >= 0 && (j1 - 1) * {s} + c <= {top}) {{"]
-  lines += loop(f"xr[a * {s}]", [f"const {kt}* restrict xr = X + xb + j0 * {s} + c;"])
+  lines += loop(load(f"xr[a * {s}]"), [f"const Xt* restrict xr = X + xb + j0 * {s} + c;"])
   lines += [f"{pad}  }} else {{"]
   lines += loop(f"{inside} && (j0 + a) * {s} + c >= 0 && (j0 + a) * {s} + c <= {top} ? "
-                f"X[xb + (j0 + a) * {s} + c] : {fill}")
+                f"{load(f'X[xb + (j0 + a) * {s} + c]')} : {fill}")
   lines += [f"{pad}  }}", f"{pad}}}"]
   lines += ["  " * k + "}" for k in reversed(range(r - 1))]
   lines.append(f"memcpy(pick + j0, pk, (j1 - j0) * sizeof({it}));")
   return lines
 
 
-def _spread_loops(g, add, zero, st, it):
+def _spread_loops(g, add, zero, vt, it, load):
   """Body of a chunk of operand elements: ``y[j]`` sums, from ``zero``, the
   source values of the windows that picked it, in row-major window order
   (the window offsets descending)."""
@@ -357,7 +366,7 @@ def _spread_loops(g, add, zero, st, it):
             f"{pad}  if (hi > {g.o[last]}) hi = {g.o[last]};",
             f"{pad}  for (int64_t w = lo; w < hi; w++) {{",
             f"{pad}    const int64_t j = w * {s} + c;",
-            f"{pad}    const {st} v = S[wb + w];",
+            f"{pad}    const {vt} v = {load('S[wb + w]')};",
             f"{pad}    y[j] = {add('y[j]', f'(pick[wb + w] == kidx ? v : {zero})')};",
             f"{pad}  }}", f"{pad}}}"]
   lines += ["  " * k + "}" for k in reversed(range(r - 1))]
@@ -369,29 +378,32 @@ def _scatter(step, fn):
   src, x = eqn.invars
   out = eqn.outvars[0]
   g = _Geometry(x.aval.shape, src.aval.shape, p)
-  kt, st = codegen_ops.ctype(x.aval.dtype), codegen_ops.ctype(src.aval.dtype)
-  sdtype = np.dtype(src.aval.dtype)
+  kt, st = codegen_ops.ctype(x.aval.dtype), codegen_ops.storage_ctype(src.aval.dtype)
+  sdtype, xdtype = np.dtype(src.aval.dtype), np.dtype(x.aval.dtype)
   fill = _select_fill(p["select_prim"], x.aval.dtype)
   # Picks as window offsets: one byte each for small windows (less memory traffic).
   it = "int8_t" if _prod(g.w) <= 127 else "int32_t"
   picks = fn.scratch_buffer(it, _prod(g.o))
   lines = []
   body = [f"(void)o{k};" for k in range(g.rank - 1)]
-  body += [f"const {kt}* restrict X = {_cptr(fn, x)};",
+  body += [f"typedef {codegen_ops.storage_ctype(xdtype)} Xt;",
+           f"const Xt* restrict X = {_cptr(fn, x)};",
            f"{it}* pick = {picks} + row * {g.o[-1]};"]
-  body += _pick_loops(g, p["select_prim"], fill, kt, it)
+  body += _pick_loops(g, p["select_prim"], fill, kt, it,
+                      lambda e: codegen_ops.load(e, xdtype))
   lines += _chunked_rows(fn, g.o, _prod(g.o) * _prod(g.w), body)
+  load = lambda e: codegen_ops.load(e, sdtype)
   if sdtype == np.bool_:
     add, zero = (lambda a, b: f"({a} | {b})"), "0"
-  else:
-    op = codegen_ops.OPS["add"][1]
-    add = lambda a, b: op(None, [a, b], [sdtype, sdtype], sdtype, {})
+  else:   # into stored values: half floats loaded, added in float32, rounded, stored
+    add = lambda a, b: codegen_ops.store(
+        codegen_ops.emit(None, "add", [load(a), b], [sdtype, sdtype], sdtype, {}), sdtype)
     zero = codegen_ops.literal(0, sdtype)
   # The operand's rows now, each with its own index names o0.. .
   body = [f"(void)o{k};" for k in range(g.rank - 1)]
   body += [f"const {st}* restrict S = {_cptr(fn, src)};", f"const {it}* pick = {picks};",
            f"{st}* restrict y = {_cptr(fn, out, const=False)} + row * {g.x[-1]};"]
-  body += _spread_loops(g, add, zero, st, it)
+  body += _spread_loops(g, add, zero, codegen_ops.ctype(sdtype), it, load)
   lines += _chunked_rows(fn, g.x, _prod(g.x) * _prod(g.w), body)
   fn.lines += ["{ /* select_and_scatter_add */"] + ["  " + s for s in lines] + ["}"]
 
