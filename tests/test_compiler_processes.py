@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -33,7 +34,7 @@ def real_cc():
 def fresh(monkeypatch, tmp_path):
   """A fresh toolchain, memory cache, warning set and disk cache."""
   monkeypatch.setattr(toolchain, "_toolchain", None)
-  monkeypatch.setattr(toolchain, "_libraries", {})
+  monkeypatch.setattr(toolchain, "_libraries", weakref.WeakValueDictionary())
   monkeypatch.setattr(toolchain, "_hung", set(), raising=False)
   monkeypatch.setattr(executable, "_warned", set())
   with config.override("purejax_cache_dir", str(tmp_path / "kernels")):
