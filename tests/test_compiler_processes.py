@@ -198,3 +198,28 @@ def test_clear_caches_unloads_and_live_executables_keep_working(real_cc, fresh):
     np.testing.assert_allclose(np.asarray(live(x)), want(-1.0), rtol=1e-6, atol=1e-6)
     # Jitted functions compile (load) again after clear_caches.
     np.testing.assert_allclose(np.asarray(fns[3](x)), want(3), rtol=1e-6, atol=1e-6)
+
+
+_UNLOAD_ALL = r"""
+import purejax, purejax.numpy as jnp
+from purejax._src.config import config
+config.update("purejax_compile_sync", True)
+f = purejax.jit(lambda x: jnp.sin(x) * 5.0 + 1.0)
+f(jnp.ones(1 << 20)).block_until_ready()   # big enough for a parallel loop
+del f
+purejax.clear_caches()
+print(any("libgomp" in line for line in open("/proc/self/maps")))
+"""
+
+
+def test_openmp_runtime_stays_loaded(real_cc, tmp_path):
+  """Unloading every kernel keeps libgomp (its idle threads run its code)."""
+  if "-lgomp" not in toolchain._get_toolchain().ldflags:
+    pytest.skip("kernels do not link libgomp")
+  env = dict(os.environ, PUREJAX_CACHE_DIR=str(tmp_path / "kernels"),
+             PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
+  for _ in range(2):   # the second run loads the probe record: no probe libraries
+    out = subprocess.run([sys.executable, "-c", _UNLOAD_ALL], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+  assert out.stdout.strip() == "True"
