@@ -223,3 +223,16 @@ def test_openmp_runtime_stays_loaded(real_cc, tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
   assert out.stdout.strip() == "True"
+
+
+def test_compile_library_times_out(real_cc, fresh, tmp_path, monkeypatch):
+  pids = tmp_path / "pids"
+  monkeypatch.setenv("CC", str(_hanging_compiler(tmp_path, real_cc, pids, "kernel")))
+  with config.override("purejax_compile_timeout", 1.5):
+    start = time.monotonic()
+    with pytest.raises(toolchain.CompileError, match=r"timed out after 1\.5 s"):
+      toolchain.compile_library("int f(void) { return 1; }\n",
+                                extra_flags=("-ffp-contract=off",))
+    assert time.monotonic() - start < 1.5 + 3
+  assert _gone(pids)
+  assert not [p for p in (tmp_path / "kernels").iterdir() if p.name.endswith(".tmp")]

@@ -117,10 +117,11 @@ _limit = threading.local()   # .deadline: when this thread's compilation must en
 
 @contextlib.contextmanager
 def time_limit():
-  """Every compiler run in this block, in this thread, ends within
-  ``purejax_compile_timeout`` seconds from now all together (probing the
-  compiler included), so that a compilation the caller waits for never
-  waits longer.  Nested blocks share the outermost one's limit."""
+  """Every compiler run in this block (or decorated function), in this
+  thread, ends within ``purejax_compile_timeout`` seconds from now all
+  together (probing the compiler included), so that a compilation the
+  caller waits for never waits longer.  Nested blocks share the outermost
+  one's limit."""
   if getattr(_limit, "deadline", None) is not None:
     yield
     return
@@ -224,6 +225,7 @@ def _candidates():
       yield label, argv, None
 
 
+@time_limit()   # all candidates probed within one limit
 def _find_toolchain():
   problems = []
   for label, argv, problem in _candidates():
@@ -423,6 +425,7 @@ def cache_dir():
   return cache.cache_dir()
 
 
+@time_limit()   # probe and compile within one limit
 def compile_library(source, *, extra_flags=()):
   """Compiles C ``source`` into a shared library and loads it with ctypes.
 
