@@ -41,6 +41,9 @@ def clear_caches():
   for cache in _cache_dicts():
     cache.clear()
   api._on_config_change()   # fast-path entries made before now are stale
+  # The kernel libraries of the executables dropped are unloaded when they
+  # are collected; they sit in reference cycles (ctypes functions <-> library).
+  gc.collect()
 
 
 # ---------------------------------------------------------------------------

@@ -36,8 +36,8 @@ class _Flag:
       return self.default
     if self.kind is bool:
       return _parse_bool(self.name.upper(), text)
-    if self.kind is int:
-      return int(text)
+    if self.kind in (int, float):
+      return self.kind(text)
     return text
 
   def check(self, value):
@@ -45,8 +45,8 @@ class _Flag:
       if not isinstance(value, (bool, int)):
         raise ValueError(f"{self.name} must be a bool, got {value!r}")
       return bool(value)
-    if self.kind is int:
-      return int(value)
+    if self.kind in (int, float):
+      return self.kind(value)
     if self.choices is not None and value not in self.choices:
       if value is None and self.default is None:
         return value
@@ -210,6 +210,20 @@ config.define("purejax_cache_max_bytes", 1 << 30, kind=int,
               help="Size cap of the compiled-kernel cache (least recently used go first).")
 config.define("purejax_compile_sync", False,
               help="Compile before the first call instead of in the background.")
+
+
+def _positive(name):
+  def validate(value):
+    if not value > 0:
+      raise ValueError(f"{name} must be positive, got {value!r}")
+    return value
+  return validate
+
+
+config.define("purejax_compile_timeout", 60.0, kind=float,
+              validator=_positive("purejax_compile_timeout"),
+              help="Seconds a compilation may run the C compiler (probing it included) "
+                   "before the compiler is killed and the NumPy backend runs the program.")
 config.define("purejax_disk_cache", True,
               help="Keep compiled kernels in purejax_cache_dir (PUREJAX_DISK_CACHE=0: build "
                    "each in a private temporary directory, removed once loaded).")

@@ -48,23 +48,26 @@ def compile_jaxpr(jaxpr, num_threads=None):
             f"{host_steps.plan_comment(plan)}", file=sys.stderr)
     return numpy_backend.compile_jaxpr(jaxpr)
   from purejax._src.backends.cpu import toolchain
-  try:
-    openmp = toolchain.openmp_enabled()
-    if num_threads is None:
-      num_threads = config.purejax_num_threads
-    source, segments = program.generate(plan, num_threads=num_threads, openmp=openmp)
-    if config.purejax_debug >= 2:
-      print(f"purejax: fusion plan\n{plan.describe()}\n"
-            f"{host_steps.plan_comment(plan)}\n"
-            f"purejax: generated C\n{source}", file=sys.stderr)
-    lib = toolchain.compile_library(source, extra_flags=EXTRA_FLAGS)
-  except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError) as e:
-    _warn_once(str(e).splitlines()[0] if str(e) else type(e).__name__)
-    return numpy_backend.compile_jaxpr(jaxpr)
-  blas.link(lib)
-  run = _runner(plan, segments, lib, source)
-  # The library stays loaded; the scratch memory its functions keep is
-  # given back when the executable is collected.
+  # The compiler runs of this compilation (probe, kernels, the fast runner's
+  # module) end within purejax_compile_timeout all together.
+  with toolchain.time_limit():
+    try:
+      openmp = toolchain.openmp_enabled()
+      if num_threads is None:
+        num_threads = config.purejax_num_threads
+      source, segments = program.generate(plan, num_threads=num_threads, openmp=openmp)
+      if config.purejax_debug >= 2:
+        print(f"purejax: fusion plan\n{plan.describe()}\n"
+              f"{host_steps.plan_comment(plan)}\n"
+              f"purejax: generated C\n{source}", file=sys.stderr)
+      lib = toolchain.compile_library(source, extra_flags=EXTRA_FLAGS)
+    except (toolchain.CompilerUnavailable, toolchain.CompileError, OSError) as e:
+      _warn_once(str(e).splitlines()[0] if str(e) else type(e).__name__)
+      return numpy_backend.compile_jaxpr(jaxpr)
+    blas.link(lib)
+    run = _runner(plan, segments, lib, source)
+  # The executable holds the library (unloaded once no executable does); the
+  # scratch memory its functions keep is given back when it is collected.
   release = lib.pj_release
   release.restype, release.argtypes = None, []
   weakref.finalize(run, release)

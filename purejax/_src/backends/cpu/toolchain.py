@@ -16,7 +16,9 @@ compiler found and, for each kernel, whether it was compiled or loaded.
 
 Thread-safe: concurrent calls compile a given source once.
 """
+import _ctypes
 import atexit
+import contextlib
 import ctypes
 import errno
 import functools
@@ -33,6 +35,7 @@ import tempfile
 import threading
 import time
 import warnings
+import weakref
 
 from purejax._src.backends.cpu import cache
 from purejax._src.config import config
@@ -55,8 +58,6 @@ _CANDIDATES = ("cc", "gcc", "clang")
 _BASE_FLAGS = ("-fPIC", "-shared")
 _OPT_FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math")
 _PROBE_VERSION = 1        # bump when the probe changes, to forget cached probes
-_PROBE_TIMEOUT = 120      # seconds
-_COMPILE_TIMEOUT = 600
 _MAX_STDERR = 4000        # characters of compiler diagnostics kept in errors
 
 # The probe library: a plain function, an OpenMP loop (one thread, so that no
@@ -108,20 +109,57 @@ class Toolchain:
 
 _lock = threading.Lock()
 _toolchain = None      # the probed Toolchain, once found
-_libraries = {}        # (source, extra_flags) -> ctypes.CDLL
+# (source, extra_flags) -> ctypes.CDLL, while something uses it: a library
+# nothing refers to any more is unloaded (see ``_unload_when_unused``).
+_libraries = weakref.WeakValueDictionary()
 _key_locks = {}        # cache key -> lock, so that threads compile a kernel once
 
 
 _running = set()   # compiler processes now running (Popen), killed at exit
 _running_lock = threading.Lock()
 _exiting = False
+_hung = set()      # compilers (argv tuples) whose probe timed out: not tried again
+_limit = threading.local()   # .deadline: when this thread's compilation must end
 
 
-def _run(argv, *, input=None, timeout=None):
+@contextlib.contextmanager
+def time_limit():
+  """Every compiler run in this block (or decorated function), in this
+  thread, ends within ``purejax_compile_timeout`` seconds from now all
+  together (probing the compiler included), so that a compilation the
+  caller waits for never waits longer.  Nested blocks share the outermost
+  one's limit."""
+  if getattr(_limit, "deadline", None) is not None:
+    yield
+    return
+  _limit.deadline = time.monotonic() + config.purejax_compile_timeout
+  try:
+    yield
+  finally:
+    _limit.deadline = None
+
+
+def _time_left():
+  """Seconds the next compiler run may take."""
+  deadline = getattr(_limit, "deadline", None)
+  if deadline is None:
+    return config.purejax_compile_timeout
+  return deadline - time.monotonic()
+
+
+def _timed_out_message():
+  return f"timed out after {config.purejax_compile_timeout:g} s (purejax_compile_timeout)"
+
+
+def _run(argv, *, input=None):
   """Runs a program (never through a shell) in its own process group, which
-  is killed on a timeout and at interpreter exit, so that no compiler
-  outlives Python (and none finishes a temporary file after its process
-  left).  Tests replace this to count calls."""
+  is killed on a timeout (``time_limit``; raises ``subprocess.TimeoutExpired``)
+  and at interpreter exit, so that no compiler outlives Python (and none
+  finishes a temporary file after its process left).  Tests replace this to
+  count calls."""
+  timeout = _time_left()
+  if timeout <= 0:
+    raise subprocess.TimeoutExpired(argv, 0)
   env = dict(os.environ, LC_ALL="C")   # diagnostics in plain ASCII
   proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
@@ -133,7 +171,10 @@ def _run(argv, *, input=None, timeout=None):
       raise SystemExit
   except BaseException:
     _kill_group(proc)
-    proc.communicate()
+    try:   # a process outside the group may hold the pipes open: don't wait on it
+      proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+      pass
     raise
   finally:
     with _running_lock:
@@ -191,11 +232,15 @@ def _candidates():
       yield label, argv, None
 
 
+@time_limit()   # all candidates probed within one limit
 def _find_toolchain():
   problems = []
   for label, argv, problem in _candidates():
     if argv is None:
       problems.append(f"{label}: {problem}")
+      continue
+    if tuple(argv) in _hung:
+      problems.append(f"{label} ({argv[0]}): timed out before")
       continue
     record = _probe_record_path(argv)
     tc = _read_probe_record(record, argv) if record is not None else None
@@ -203,6 +248,12 @@ def _find_toolchain():
       return tc
     try:
       tc = _probe(argv)
+    except subprocess.TimeoutExpired:
+      _hung.add(tuple(argv))
+      problems.append(f"{label} ({argv[0]}): {_timed_out_message()}")
+      if _time_left() <= 0:
+        break
+      continue
     except (OSError, subprocess.SubprocessError, _ProbeFailed) as e:
       problems.append(f"{label} ({argv[0]}): {e}")
       continue
@@ -262,7 +313,7 @@ def _try_probe(argv, cflags, ldflags, parts, out):
   """None when the probe compiles, loads and computes right, else why not."""
   source = _PLAIN_SRC + (_OMP_SRC if "omp" in parts else "") + (
       _MVEC_SRC if "mvec" in parts else "")
-  proc = _run(_command(argv, cflags, ldflags, out), input=source, timeout=_PROBE_TIMEOUT)
+  proc = _run(_command(argv, cflags, ldflags, out), input=source)
   if proc.returncode != 0:
     return _trim(proc.stderr) or f"exit status {proc.returncode}"
   try:
@@ -283,7 +334,7 @@ def _try_probe(argv, cflags, ldflags, parts, out):
 
 
 def _version(argv):
-  proc = _run(argv + ["--version"], timeout=_PROBE_TIMEOUT)
+  proc = _run(argv + ["--version"])
   lines = (proc.stdout or proc.stderr).strip().splitlines()
   if proc.returncode != 0 or not lines:
     raise _ProbeFailed(f"`{shlex.join(argv)} --version` failed")
@@ -400,6 +451,7 @@ def cache_dir():
   return cache.cache_dir()
 
 
+@time_limit()   # probe and compile within one limit
 def compile_library(source, *, extra_flags=()):
   """Compiles C ``source`` into a shared library and loads it with ctypes.
 
@@ -422,8 +474,48 @@ def compile_library(source, *, extra_flags=()):
     lib = _libraries.get((source, extra))
     if lib is None:
       lib = _load_or_build(source, tc, extra, key)
+      _unload_when_unused(lib, tc)
       _libraries[(source, extra)] = lib
   return lib
+
+
+def _unload_when_unused(lib, tc):
+  """Unloads ``lib`` once nothing refers to it any more (each distinct
+  kernel would otherwise keep its memory maps for good).  Whatever calls
+  into it holds it, through its ctypes functions, so none can then."""
+  if tc.openmp:
+    _pin_openmp_runtime()
+  unload = weakref.finalize(lib, _dlclose, lib._handle)
+  unload.atexit = False   # at exit, other threads may still be inside a kernel
+
+
+def _dlclose(handle):
+  try:
+    _ctypes.dlclose(handle)
+  except (OSError, AttributeError):   # AttributeError: a platform without dlclose
+    pass
+
+
+_pinned = []   # the OpenMP runtime, loaded for good
+
+
+def _pin_openmp_runtime():
+  """Keeps the OpenMP runtime loaded even after the last kernel using it
+  is unloaded: its idle thread pool runs the runtime's code."""
+  if _pinned:
+    return
+  try:
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+      paths = {line.split(None, 5)[-1].strip() for line in f if "omp" in line}
+  except OSError:
+    return
+  for path in sorted(paths):
+    name = os.path.basename(path)
+    if name.startswith(("libgomp.so", "libomp.so", "libiomp5.so")):
+      try:
+        _pinned.append(ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_NODELETE))
+      except OSError:
+        pass
 
 
 def clear_memory_cache():
@@ -436,6 +528,7 @@ def _reset():
   global _toolchain
   with _lock:
     _toolchain = None
+  _hung.clear()
   clear_memory_cache()
 
 
@@ -540,9 +633,9 @@ def _compile(source, tc, extra, out):
   cflags = tc.cflags + [f for f in extra if f not in libs]
   argv = _command(tc.argv, cflags, tc.ldflags + list(libs), out)
   try:
-    proc = _run(argv, input=source, timeout=_COMPILE_TIMEOUT)
+    proc = _run(argv, input=source)
   except subprocess.TimeoutExpired:
-    raise CompileError(f"the C compiler took more than {_COMPILE_TIMEOUT} s") from None
+    raise CompileError(f"the C compiler {_timed_out_message()}") from None
   except OSError as e:
     raise CompileError(f"could not run the C compiler {tc.argv[0]}: {e}") from None
   if proc.returncode != 0:
