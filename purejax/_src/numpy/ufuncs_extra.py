@@ -188,14 +188,13 @@ def spacing(x, /):
 
 @jit
 def modf(x, /, out=None):
-  """(fractional part, integral part), both with x's sign."""
+  """(fractional part, integral part) as JAX computes them: x - whole, so the
+  fraction of an infinity is NaN and that of -2.0 is +0.0 (NumPy: -0.0)."""
   check_arraylike("modf", x)
   check_no_out("modf", out)
   x, = util.promote_dtypes_inexact(x)
   whole = ufuncs.where(lax.ge(x, _const(x, 0)), ufuncs.floor(x), ufuncs.ceil(x))
-  # NumPy's fractions carry x's sign, and are +-0 for infinities.
-  frac = ufuncs.where(ufuncs.isinf(x), _const(x, 0), lax.sub(x, whole))
-  return copysign(frac, x), whole
+  return lax.sub(x, whole), whole
 
 
 @jit
