@@ -157,6 +157,7 @@ def ldexp(x1, x2, /):
   x2 = util.asarray(x2)
   if d2 == np.bool_:
     x2 = lax.convert_element_type(x2, np.int32, False)
+  x1, x2 = util.broadcast_arrays(x1, x2)
   dtype = _dtype(x1)
   info = dtypes.finfo(dtype)
   mantissa, e = frexp(x1)
@@ -165,7 +166,6 @@ def ldexp(x1, x2, /):
   a = lax.clamp(_strong(info.minexp + 1, np.int32), total, _strong(info.maxexp - 1, np.int32))
   b = lax.clamp(_strong(info.minexp, np.int32), lax.sub(total, a),
                 _strong(info.maxexp - 1, np.int32))
-  mantissa, a, b = util.broadcast_arrays(mantissa, a, b)
   out = lax.mul(lax.mul(mantissa, _pow2(a, dtype)), _pow2(b, dtype))
   return lax.convert_element_type(out, dtype, False)   # never weak, as in JAX
 
