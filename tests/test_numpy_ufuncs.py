@@ -33,7 +33,9 @@ NUMPY_CASES = [
     ("ldexp", lambda m: m.ldexp(SPECIAL, INTS2 // 8)),
     ("ldexp_range", lambda m: m.ldexp(np.float32(0.75), np.arange(-160, 140, 7, dtype=np.int32))),
     ("spacing", lambda m: m.spacing(SPECIAL[SPECIAL != 0])),
-    ("modf", lambda m: m.modf(SPECIAL)),
+    # Not infinities and whole numbers, whose fractions JAX computes as x - whole
+    # (NaN, +0.0) where NumPy gives +-0.0 (test_wrong_answers_fuzzed checks JAX's).
+    ("modf", lambda m: m.modf(SPECIAL[np.isfinite(SPECIAL) & (SPECIAL != np.trunc(SPECIAL))])),
     ("nan_to_num", lambda m: m.nan_to_num(SPECIAL, nan=-1., posinf=9.)),
     ("hypot", lambda m: m.hypot(SPECIAL, OTHER)),
     ("heaviside", lambda m: m.heaviside(SPECIAL, OTHER)),

@@ -232,8 +232,9 @@ def _round_impl(x, *, rounding_method):
     return np.rint(x)
   whole = np.trunc(x)
   # Compare the fractional part exactly instead of adding 0.5, which can
-  # round up values just below one half.
-  return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
+  # round up values just below one half; copysign keeps -0.3 -> -0.0.
+  step = np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
+  return np.copysign(whole + step, x)
 
 
 round_p = unary("round", float_dtypes, _quiet(_round_impl))
@@ -507,8 +508,11 @@ def _shift_left_impl(x, y):
 
 
 def _shift_right_arithmetic_impl(x, y):
+  # The sign bit is copied for unsigned types too (as JAX): shift the bits as signed.
   ok, bits = _shift_amount_ok(x, y)
-  return np.right_shift(x, np.where(ok, y, bits - 1)).astype(x.dtype)
+  signed = np.dtype(f"int{bits}")
+  amount = np.where(ok, y, bits - 1).astype(signed)
+  return np.right_shift(x.astype(signed), amount).astype(x.dtype)
 
 
 def _shift_right_logical_impl(x, y):

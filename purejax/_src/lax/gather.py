@@ -218,7 +218,10 @@ def full_starts(indices, rank, index_map, operand_batching_dims, indices_batchin
   n = int(np.prod(batch_shape, dtype=np.int64))
   starts = np.zeros((n, rank), np.int64)
   if index_map:
-    starts[:, list(index_map)] = indices.reshape(n, len(index_map)).astype(np.int64)
+    rows = indices.reshape(n, len(index_map))
+    if rows.dtype == np.uint64:   # past int64: out of bounds all the same (not negative)
+      rows = np.minimum(rows, np.uint64(np.iinfo(np.int64).max))
+    starts[:, list(index_map)] = rows.astype(np.int64)
   for od, idim in zip(operand_batching_dims, indices_batching_dims):
     line = np.arange(batch_shape[idim]).reshape(
         [-1 if a == idim else 1 for a in range(len(batch_shape))])

@@ -122,6 +122,8 @@ def _placed(operand, indices, updates, dn, mode):
   """(flat positions, update values) of the windows that are written, both
   flat and in scatter order."""
   shape = operand.shape
+  if operand.size == 0:   # nowhere to write (CLIP could not clamp into it)
+    return np.zeros(0, np.int64), updates.reshape(-1)[:0]
   window = _window_shape(shape, updates.shape, dn)
   starts = full_starts(indices, len(shape), dn.scatter_dims_to_operand_dims,
                        dn.operand_batching_dims, dn.scatter_indices_batching_dims)

@@ -104,7 +104,8 @@ def _erfc64_ge1(ax):
   z = np.exp(-ax * ax)
   low = z * _poly64(_ERFC64_P, ax) / _poly64(_ERFC64_Q, ax, monic=True)
   high = z * _poly64(_ERFC64_R, ax) / _poly64(_ERFC64_S, ax, monic=True)
-  return np.where(ax < 8, low, np.where(ax == np.inf, 0., high))
+  # Where exp(-x^2) is 0 the result is too (the polynomials overflow past ~1e154).
+  return np.where(ax < 8, low, np.where(z == 0, 0., high))
 
 
 def _erf64_small(x):

@@ -76,10 +76,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
                 fill_value=fill_value)
 
 
-def _index_dtype_for(dtype, axis_size):
-  """The index dtype, widened when it can't hold ``axis_size``."""
-  if axis_size <= dtypes.iinfo(dtype).max:
-    return dtype
+def _index_dtype_for(axis_size):
+  """The dtype indices are converted to (wrapping, as JAX: a uint32 4294967295
+  becomes -1, the last element): int32 unless ``axis_size`` needs int64."""
   return dtypes.canonicalize_dtype(np.int64 if axis_size > 2 ** 31 - 1 else np.int32)
 
 
@@ -114,7 +113,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     return lax.full(out_shape, 0, util.aval_of(a).dtype)
   if wrap_negative_indices is None:
     wrap_negative_indices = mode != "promise_in_bounds"
-  indices = lax.convert_element_type(indices, _index_dtype_for(idx_dtype, axis_size))
+  indices = lax.convert_element_type(indices, _index_dtype_for(axis_size))
   if wrap_negative_indices:
     indices = _index_normalized(indices, axis_size)
   kept = [d for d, n in enumerate(idx_shape) if d == axis or n != 1]

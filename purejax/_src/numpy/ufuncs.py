@@ -408,8 +408,12 @@ mod = remainder
 
 @jit
 def fmod(x1, x2, /):
-  """C's fmod: the remainder has the sign of x1."""
+  """C's fmod: the remainder has the sign of x1; an integer x1 mod 0 is 0 (as
+  NumPy and JAX; two booleans keep lax.rem's x1)."""
+  integer = dtypes.issubdtype(dtypes.result_type(x1, x2), np.integer)
   x1, x2 = promote_args_numeric("fmod", x1, x2)
+  if integer:
+    x2 = where(lax.eq(x2, _zero(x2)), _full_like(x2, 1), x2)
   return lax.rem(x1, x2)
 
 
@@ -461,8 +465,9 @@ def _integer_power(base, exponent):
   one = lax.convert_element_type(1, dt, False)
   # 0 ** n is 0 for n != 0; everything else starts from 1.
   acc = where(lax.bitwise_and(lax.eq(base, zero), lax.ne(exponent, zero)), zero, one)
-  bits = dtypes.iinfo(dt).bits
-  for _ in range(int(np.log2(bits)) + 1):
+  # As JAX, the exponent's low 6 bits on every dtype (larger exponents
+  # overflow for |base| > 1).
+  for _ in range(6):
     acc = where(lax.bitwise_and(exponent, one), lax.mul(acc, base), acc)
     base = lax.mul(base, base)
     exponent = lax.shift_right_logical(exponent, one)

@@ -157,6 +157,7 @@ def ldexp(x1, x2, /):
   x2 = util.asarray(x2)
   if d2 == np.bool_:
     x2 = lax.convert_element_type(x2, np.int32, False)
+  x1, x2 = util.broadcast_arrays(x1, x2)
   dtype = _dtype(x1)
   info = dtypes.finfo(dtype)
   mantissa, e = frexp(x1)
@@ -165,7 +166,6 @@ def ldexp(x1, x2, /):
   a = lax.clamp(_strong(info.minexp + 1, np.int32), total, _strong(info.maxexp - 1, np.int32))
   b = lax.clamp(_strong(info.minexp, np.int32), lax.sub(total, a),
                 _strong(info.maxexp - 1, np.int32))
-  mantissa, a, b = util.broadcast_arrays(mantissa, a, b)
   out = lax.mul(lax.mul(mantissa, _pow2(a, dtype)), _pow2(b, dtype))
   return lax.convert_element_type(out, dtype, False)   # never weak, as in JAX
 
@@ -188,14 +188,13 @@ def spacing(x, /):
 
 @jit
 def modf(x, /, out=None):
-  """(fractional part, integral part), both with x's sign."""
+  """(fractional part, integral part) as JAX computes them: x - whole, so the
+  fraction of an infinity is NaN and that of -2.0 is +0.0 (NumPy: -0.0)."""
   check_arraylike("modf", x)
   check_no_out("modf", out)
   x, = util.promote_dtypes_inexact(x)
   whole = ufuncs.where(lax.ge(x, _const(x, 0)), ufuncs.floor(x), ufuncs.ceil(x))
-  # NumPy's fractions carry x's sign, and are +-0 for infinities.
-  frac = ufuncs.where(ufuncs.isinf(x), _const(x, 0), lax.sub(x, whole))
-  return copysign(frac, x), whole
+  return lax.sub(x, whole), whole
 
 
 @jit

@@ -85,6 +85,10 @@ def _same_unsigned(dtype):
   return f"uint{_bits(dtype)}_t"
 
 
+def _same_signed(dtype):
+  return f"int{_bits(dtype)}_t"
+
+
 def _fsuffix(dtype):
   """The suffix of C math functions on ``dtype`` (or its real parts)."""
   return "f" if np.dtype(dtype).itemsize <= 4 or np.dtype(dtype) == np.complex64 else ""
@@ -271,10 +275,12 @@ def _round(ctx, args, ins, out, params):
   f, ct = _fsuffix(out), ctype(out)
   if int(params["rounding_method"]) == 1:   # to nearest even
     return f"rint{f}({a})"
-  # As the NumPy impl: trunc(x) plus sign(x) where the fraction is >= 1/2.
+  # As the NumPy impl: trunc(x) plus sign(x) where the fraction is >= 1/2,
+  # with x's sign (-0.3 -> -0.0).
   w = ctx.tmp(ct, f"trunc{f}({a})")
   step = f"({a} > 0 ? ({ct})1 : ({ct})-1)"
-  return f"({w} + ((fabs{f}({a} - {w}) >= ({ct})0.5) ? {step} : ({ct})0))"
+  return (f"copysign{f}({w} + ((fabs{f}({a} - {w}) >= ({ct})0.5) ? {step} : ({ct})0), "
+          f"{a})")
 
 
 def _logistic(ctx, args, ins, out, params):
@@ -388,8 +394,10 @@ def _shift_left(ctx, args, ins, out, params):
 
 
 def _shift_right_arithmetic(ctx, args, ins, out, params):
+  # The sign bit is copied for unsigned types too (as JAX): shift the bits as signed.
   a, b = args
-  return f"(({ctype(out)})({a} >> ({_shift_ok(b, out)} ? {b} : {_bits(out) - 1})))"
+  return (f"(({ctype(out)})(({_same_signed(out)}){a} >> "
+          f"({_shift_ok(b, out)} ? {b} : {_bits(out) - 1})))")
 
 
 def _shift_right_logical(ctx, args, ins, out, params):

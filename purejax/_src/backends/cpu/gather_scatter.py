@@ -73,8 +73,14 @@ def _row_starts(fn, step, indices, rank, index_map, operand_batching, indices_ba
   bstrides = strides(batch_shape)
   ct = codegen_ops.ctype(indices.aval.dtype)
   lines = [f"int64_t st[{max(1, rank)}] = {{0}};"]
-  lines += [f"st[{d}] = (int64_t)((const {ct}*){fn.ptr(step.read(indices))})[r * {nidx} + {j}];"
-            for j, d in enumerate(index_map)]
+  base = fn.ptr(step.read(indices))
+
+  def read(j):
+    value = f"((const {ct}*){base})[r * {nidx} + {j}]"
+    if np.dtype(indices.aval.dtype) == np.uint64:   # past int64: out of bounds, not negative
+      return f"({value} > INT64_MAX ? INT64_MAX : (int64_t){value})"
+    return f"(int64_t){value}"
+  lines += [f"st[{d}] = {read(j)};" for j, d in enumerate(index_map)]
   lines += [f"st[{od}] = (r / {bstrides[idim]}) % {batch_shape[idim]};"
             for od, idim in zip(operand_batching, indices_batching)]
   return lines
