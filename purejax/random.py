@@ -17,4 +17,4 @@ from purejax._src.random.sampling import categorical, choice, permutation, shuff
 from purejax._src.random.gamma import gamma, loggamma
 from purejax._src.random.gamma_derived import (
     beta, chisquare, dirichlet, f, generalized_normal, t, wald)
-from purejax._src.random.poisson import binomial, poisson
+from purejax._src.random.poisson import binomial, multinomial, poisson

@@ -1,4 +1,4 @@
-"""Poisson and binomial sampling, as JAX draws them.
+"""Poisson, binomial and multinomial sampling, as JAX draws them.
 
 Both run one rejection loop over the whole batch (one key for all elements,
 split once per round), and pick per element between two algorithms:
@@ -25,7 +25,7 @@ from purejax._src.random.gamma import (
 from purejax._src.lax.special import lgamma
 import purejax.numpy as jnp
 
-__all__ = ["binomial", "poisson"]
+__all__ = ["binomial", "multinomial", "poisson"]
 
 
 def _c(x, value):
@@ -266,3 +266,37 @@ def binomial(key, n, p, shape=None, dtype=None):
   # Rejected proposals take logs of negatives (masked out later): quiet.
   with np.errstate(invalid="ignore", divide="ignore"):
     return _binomial(key, n, p, canonical_shape(shape), dtype)
+
+
+# -- multinomial --------------------------------------------------------------
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+  """Counts of ``n`` trials over the outcomes along ``p``'s last axis.
+
+  One binomial per outcome, in order, each with its own key from one split:
+  outcome i takes Binomial(remaining trials, p_i / sum(p_i..p_last)), so
+  the counts add up to ``n`` (JAX's scheme, hence JAX's bits).  ``shape`` is
+  the full result shape (``p`` and ``n`` broadcast to it and its prefix)."""
+  from purejax._src.lax.control_flow.scan import scan
+  from purejax._src.lax.cumulative import cumsum
+  from purejax._src.numpy import util as jnp_util
+  key = _keys.check_key("multinomial", key)
+  jnp_util.check_arraylike("multinomial", n, p)
+  n, p = jnp_util.promote_dtypes_inexact(n, p)
+  out_dtype = default_dtype(dtype)
+  if shape is None:
+    shape = p.shape
+  shape = tuple(shape)
+  n = jnp.broadcast_to(n, shape[:-1])
+  p = jnp.moveaxis(jnp.broadcast_to(p, shape), -1, 0)
+  rest = cumsum(p, axis=0, reverse=True)       # p_i + ... + p_last
+  ratios = p / jnp.where(rest == 0, 1, rest)
+
+  def one_outcome(remaining, ratio_and_key):
+    ratio, sub = ratio_and_key
+    count = binomial(sub, remaining, jnp.clip(ratio, 0, 1), dtype=remaining.dtype)
+    return remaining - count, count
+
+  _, counts = scan(one_outcome, n, (ratios, _keys.split_n(key, ratios.shape[0])),
+                   unroll=unroll)
+  return jnp.moveaxis(counts, 0, -1).astype(out_dtype)
