@@ -14,6 +14,8 @@ NumPy within 2 ulp).
 """
 import numpy as np
 
+from purejax._src.backends.cpu import special_c
+
 _CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -580,6 +582,7 @@ OPS = {
     "conj": (_any, _conj),
     "complex": (_floats, _complex),
 }
+OPS.update(special_c.OPS)
 
 # Operations whose results on half floats need no rounding: exact, or
 # rounded by their emitter.

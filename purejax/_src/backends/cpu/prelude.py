@@ -263,3 +263,8 @@ static inline T _Complex pj_clog1p@(T _Complex a) {
 PRELUDE += "".join(_COMPLEX.replace("T _Complex", f"{t} _Complex").replace("T ", f"{t} ")
                    .replace("(T)", f"({t})").replace("@", s)
                    for t, s in (("float", "f"), ("double", "")))
+
+# digamma, zeta, the incomplete gamma and beta functions, i0e, i1e.
+from purejax._src.backends.cpu import special_c  # noqa: E402
+
+PRELUDE += special_c.SOURCE
