@@ -136,3 +136,66 @@ def test_special_functions_stay_off_the_numpy_tier():
     assert name not in tier_numerics.SAME_IN_BOTH_FLOAT32
   jaxpr = jax.make_jaxpr(lax.digamma)(np.float32(1.5)).jaxpr
   assert not tier_numerics.numpy_tier_exact(jaxpr)
+
+
+# -- (b) complex elementwise functions and extrema ----------------------------------------
+
+_PARTS = np.array([0., -0., 1., -1., 0.5, 2., -3.5, 1e10, -1e-10, np.inf, -np.inf, np.nan])
+with np.errstate(all="ignore"):
+  _Z = np.concatenate([(_PARTS[:, None] + 1j * _PARTS[None, :]).ravel(),
+                       RNG.randn(300) * 3 + 1j * RNG.randn(300) * 3])
+COMPLEX_UNARY = ["tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "rsqrt",
+                 "logistic"]
+_NUMPY = {"tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+          "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "exp2": np.exp2,
+          "rsqrt": lambda z: 1 / np.sqrt(z), "logistic": lambda z: 1 / (1 + np.exp(-z))}
+
+
+def _same_complex(got, want):
+  for part in (np.real, np.imag):
+    g, w = part(got), part(want)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+    np.testing.assert_array_equal(g[~np.isnan(w)], w[~np.isnan(w)])
+
+
+def _complex_args(name, dtype):
+  z = _Z.astype(dtype)
+  return (z, z[::-1].copy()) if name in ("max", "min") else (z,)
+
+
+@pytest.mark.parametrize("name", COMPLEX_UNARY + ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_compiles_like_numpy(name, dtype, x64):
+  args = _complex_args(name, dtype)
+  got = _compiled(getattr(lax, name), *args)
+  assert got.dtype == dtype
+  _same_complex(got, np.asarray(getattr(lax, name)(*args)))   # the NumPy impl, bit for bit
+  if name in _NUMPY:   # and NumPy's complex128 values, within float rounding
+    with np.errstate(all="ignore"):
+      want = _NUMPY[name](args[0].astype(np.complex128))
+    # (Large arguments of periodic functions: the float32 rounding of z
+    # itself moves the result arbitrarily.)
+    ok = np.isfinite(want) & (np.abs(want) < 1e30) & (np.abs(args[0]) < 100)
+    tol = 1e-5 if dtype == np.complex64 else 1e-14
+    np.testing.assert_allclose(got[ok], want[ok], rtol=tol, atol=tol * 1e-3)
+
+
+def test_complex_max_min_are_lexicographic(x64):
+  a = np.array([1 + 5j, 2 + 0j, 3 + 1j, 3 + 2j, complex(np.nan, 0), 1 + 1j])
+  b = np.array([2 + 0j, 1 + 5j, 3 + 2j, 3 + 1j, 1 + 1j, complex(0, np.nan)])
+  _same_complex(_compiled(lax.max, a, b),
+                np.array([2 + 0j, 2 + 0j, 3 + 2j, 3 + 2j, complex(np.nan, 0),
+                          complex(0, np.nan)]))
+  _same_complex(_compiled(lax.min, a, b),
+                np.array([1 + 5j, 1 + 5j, 3 + 1j, 3 + 1j, complex(np.nan, 0),
+                          complex(0, np.nan)]))
+
+
+@pytest.mark.parametrize("name", COMPLEX_UNARY + ["max", "min"])
+def test_complex_against_jax(name):
+  real = oracle()
+  z = (RNG.randn(300) * 2 + 1j * RNG.randn(300) * 2).astype(np.complex64)
+  args = (z, z[::-1].copy()) if name in ("max", "min") else (z,)
+  got = _compiled(getattr(lax, name), *args)
+  want = np.asarray(real.jit(getattr(real.lax, name))(*args))
+  np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

@@ -186,7 +186,9 @@ def _ints(ins, out, params):
 
 # Complex functions by name: glibc's, or NumPy's formulas (prelude).
 _COMPLEX_MATH = {"exp": "cexp", "log": "clog", "sqrt": "csqrt", "sin": "csin", "cos": "ccos",
-                 "tanh": "ctanh", "expm1": "pj_cexpm1", "log1p": "pj_clog1p"}
+                 "tanh": "ctanh", "expm1": "pj_cexpm1", "log1p": "pj_clog1p",
+                 "tan": "ctan", "asin": "casin", "acos": "cacos", "atan": "catan",
+                 "asinh": "casinh", "acosh": "cacosh", "atanh": "catanh", "exp2": "pj_cexp2"}
 
 
 def _math(name):
@@ -282,11 +284,17 @@ def _round(ctx, args, ins, out, params):
 def _logistic(ctx, args, ins, out, params):
   a, = args
   ct = ctype(out)
+  if _kind(out) == "c":   # 1 / (1 + exp(-x)), NumPy's quotient
+    f = _fsuffix(out)
+    return f"pj_cdiv{f}(({ct})1, ({ct})1 + cexp{f}(-{a}))"
   exp = "pj_expf" if ct == "float" else "exp"
   return f"(({ct})1 / (({ct})1 + {exp}(-{a})))"
 
 
 def _rsqrt(ctx, args, ins, out, params):
+  if _kind(out) == "c":   # 1 / sqrt(x), NumPy's quotient
+    f = _fsuffix(out)
+    return f"pj_cdiv{f}(({ctype(out)})1, csqrt{f}({args[0]}))"
   return f"(({ctype(out)})1 / sqrt{_fsuffix(out)}({args[0]}))"
 
 
@@ -343,8 +351,8 @@ def _rem(ctx, args, ins, out, params):
 def _extremum(which):
   def emit(ctx, args, ins, out, params):
     a, b = args
-    if _kind(out) == "f":
-      return f"pj_{which}{_fsuffix(out)}({a}, {b})"
+    if _kind(out) in "fc":   # complex: lexicographic, NumPy's NaN rule
+      return f"pj_{'c' if _kind(out) == 'c' else ''}{which}{_fsuffix(out)}({a}, {b})"
     op = ">" if which == "max" else "<"
     return f"({a} {op} {b} ? {a} : {b})"
   return emit
@@ -545,8 +553,8 @@ OPS = {
     "sqrt": _math("sqrt"), "cbrt": _math("cbrt"),
     "erf": _math("erf"), "erfc": _math("erfc"),
     "lgamma": (_floats, _lgamma),
-    "rsqrt": (_floats, _rsqrt),
-    "logistic": (_floats, _logistic),
+    "rsqrt": (_complex_or(_floats), _rsqrt),
+    "logistic": (_complex_or(_floats), _logistic),
     "abs": (_number, _abs),
     "square": (_number, _square),
     "integer_pow": (_number, _integer_pow),
@@ -559,8 +567,8 @@ OPS = {
     "mul": (_number, _wrap_binary("*")),
     "div": (_number, _div),
     "rem": (_numeric, _rem),
-    "max": (_real, _extremum("max")),
-    "min": (_real, _extremum("min")),
+    "max": (_number, _extremum("max")),
+    "min": (_number, _extremum("min")),
     "pow": (_pow_supports, _pow),
     "atan2": _math2("atan2"),
     "nextafter": _math2("nextafter"),
