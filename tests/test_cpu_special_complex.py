@@ -199,3 +199,20 @@ def test_complex_against_jax(name):
   got = _compiled(getattr(lax, name), *args)
   want = np.asarray(real.jit(getattr(real.lax, name))(*args))
   np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+# -- (c) erf_inv on half floats ----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_erf_inv_compiles(dtype):
+  import ml_dtypes  # noqa: F401  (bfloat16)
+  x = np.concatenate([np.linspace(-1, 1, 801), [0., -0., 1., -1., 1.5, np.nan]]).astype(dtype)
+  got = _compiled(lax.erf_inv, x)
+  want = np.asarray(lax.erf_inv(x))   # float32 numerics, rounded once
+  assert got.dtype == want.dtype
+  np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+  with np.errstate(all="ignore"):
+    exact = sps.erfinv(x.astype(np.float64))
+  ok = np.isfinite(exact)
+  np.testing.assert_allclose(got[ok].astype(np.float64), exact[ok],
+                             rtol={"float16": 2 ** -10, "bfloat16": 2 ** -7}[dtype], atol=0)

@@ -523,9 +523,10 @@ def _complex(ctx, args, ins, out, params):
 
 
 def _erf_inv_supports(ins, out, params):
-  # float32 only: the float64 numerics use NumPy's log1p directly (its last
-  # bit is NumPy's own), so float64 stays a host step.
-  return np.dtype(ins[0]) == np.float32
+  # float32 (and half floats through it, rounded once): the float64 numerics
+  # use NumPy's log1p directly (its last bit is NumPy's own), so float64
+  # stays a host step.
+  return np.dtype(ins[0]) == np.float32 or is_half(ins[0])
 
 
 def _lgamma(ctx, args, ins, out, params):
