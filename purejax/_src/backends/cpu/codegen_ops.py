@@ -14,6 +14,8 @@ NumPy within 2 ulp).
 """
 import numpy as np
 
+from purejax._src.backends.cpu import special_c
+
 _CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -188,7 +190,9 @@ def _ints(ins, out, params):
 
 # Complex functions by name: glibc's, or NumPy's formulas (prelude).
 _COMPLEX_MATH = {"exp": "cexp", "log": "clog", "sqrt": "csqrt", "sin": "csin", "cos": "ccos",
-                 "tanh": "ctanh", "expm1": "pj_cexpm1", "log1p": "pj_clog1p"}
+                 "tanh": "ctanh", "expm1": "pj_cexpm1", "log1p": "pj_clog1p",
+                 "tan": "ctan", "asin": "casin", "acos": "cacos", "atan": "catan",
+                 "asinh": "casinh", "acosh": "cacosh", "atanh": "catanh", "exp2": "pj_cexp2"}
 
 
 def _math(name):
@@ -286,11 +290,17 @@ def _round(ctx, args, ins, out, params):
 def _logistic(ctx, args, ins, out, params):
   a, = args
   ct = ctype(out)
+  if _kind(out) == "c":   # 1 / (1 + exp(-x)), NumPy's quotient
+    f = _fsuffix(out)
+    return f"pj_cdiv{f}(({ct})1, ({ct})1 + cexp{f}(-{a}))"
   exp = "pj_expf" if ct == "float" else "exp"
   return f"(({ct})1 / (({ct})1 + {exp}(-{a})))"
 
 
 def _rsqrt(ctx, args, ins, out, params):
+  if _kind(out) == "c":   # 1 / sqrt(x), NumPy's quotient
+    f = _fsuffix(out)
+    return f"pj_cdiv{f}(({ctype(out)})1, csqrt{f}({args[0]}))"
   return f"(({ctype(out)})1 / sqrt{_fsuffix(out)}({args[0]}))"
 
 
@@ -347,8 +357,8 @@ def _rem(ctx, args, ins, out, params):
 def _extremum(which):
   def emit(ctx, args, ins, out, params):
     a, b = args
-    if _kind(out) == "f":
-      return f"pj_{which}{_fsuffix(out)}({a}, {b})"
+    if _kind(out) in "fc":   # complex: lexicographic, NumPy's NaN rule
+      return f"pj_{'c' if _kind(out) == 'c' else ''}{which}{_fsuffix(out)}({a}, {b})"
     op = ">" if which == "max" else "<"
     return f"({a} {op} {b} ? {a} : {b})"
   return emit
@@ -521,9 +531,10 @@ def _complex(ctx, args, ins, out, params):
 
 
 def _erf_inv_supports(ins, out, params):
-  # float32 only: the float64 numerics use NumPy's log1p directly (its last
-  # bit is NumPy's own), so float64 stays a host step.
-  return np.dtype(ins[0]) == np.float32
+  # float32 (and half floats through it, rounded once): the float64 numerics
+  # use NumPy's log1p directly (its last bit is NumPy's own), so float64
+  # stays a host step.
+  return np.dtype(ins[0]) == np.float32 or is_half(ins[0])
 
 
 def _lgamma(ctx, args, ins, out, params):
@@ -551,8 +562,8 @@ OPS = {
     "sqrt": _math("sqrt"), "cbrt": _math("cbrt"),
     "erf": _math("erf"), "erfc": _math("erfc"),
     "lgamma": (_floats, _lgamma),
-    "rsqrt": (_floats, _rsqrt),
-    "logistic": (_floats, _logistic),
+    "rsqrt": (_complex_or(_floats), _rsqrt),
+    "logistic": (_complex_or(_floats), _logistic),
     "abs": (_number, _abs),
     "square": (_number, _square),
     "integer_pow": (_number, _integer_pow),
@@ -565,8 +576,8 @@ OPS = {
     "mul": (_number, _wrap_binary("*")),
     "div": (_number, _div),
     "rem": (_numeric, _rem),
-    "max": (_real, _extremum("max")),
-    "min": (_real, _extremum("min")),
+    "max": (_number, _extremum("max")),
+    "min": (_number, _extremum("min")),
     "pow": (_pow_supports, _pow),
     "atan2": _math2("atan2"),
     "nextafter": _math2("nextafter"),
@@ -588,6 +599,7 @@ OPS = {
     "conj": (_any, _conj),
     "complex": (_floats, _complex),
 }
+OPS.update(special_c.OPS)
 
 # Operations whose results on half floats need no rounding: exact, or
 # rounded by their emitter.

@@ -220,6 +220,30 @@ static inline float pj_round_bf16(float f) { return pj_bf2f(pj_f2bf(f)); }
 _COMPLEX = r"""
 T _Complex cexp@(T _Complex); T _Complex clog@(T _Complex); T _Complex csqrt@(T _Complex);
 T _Complex csin@(T _Complex); T _Complex ccos@(T _Complex); T _Complex ctanh@(T _Complex);
+T _Complex ctan@(T _Complex); T _Complex casin@(T _Complex); T _Complex cacos@(T _Complex);
+T _Complex catan@(T _Complex); T _Complex casinh@(T _Complex); T _Complex cacosh@(T _Complex);
+T _Complex catanh@(T _Complex);
+/* 2^z as NumPy: exp(z ln 2), each part scaled. */
+static inline T _Complex pj_cexp2@(T _Complex a) {
+  const T ln2 = (T)0.693147180559945309417232121458176568;
+  return cexp@(__builtin_complex(__real__ a * ln2, __imag__ a * ln2));
+}
+/* max/min as NumPy orders complex values: by real part, then imaginary
+   part; the first operand with a NaN part wins. */
+static inline int pj_cge@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
+  return (ar > br && ai == ai && bi == bi) || (ar == br && ai >= bi);
+}
+static inline int pj_cle@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
+  return (ar < br && ai == ai && bi == bi) || (ar == br && ai <= bi);
+}
+static inline T _Complex pj_cmax@(T _Complex a, T _Complex b) {
+  return __real__ a != __real__ a || __imag__ a != __imag__ a || pj_cge@(a, b) ? a : b;
+}
+static inline T _Complex pj_cmin@(T _Complex a, T _Complex b) {
+  return __real__ a != __real__ a || __imag__ a != __imag__ a || pj_cle@(a, b) ? a : b;
+}
 static inline T _Complex pj_cmul@(T _Complex a, T _Complex b) {
   const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
   return __builtin_complex(ar * br - ai * bi, ar * bi + ai * br);
@@ -263,3 +287,8 @@ static inline T _Complex pj_clog1p@(T _Complex a) {
 PRELUDE += "".join(_COMPLEX.replace("T _Complex", f"{t} _Complex").replace("T ", f"{t} ")
                    .replace("(T)", f"({t})").replace("@", s)
                    for t, s in (("float", "f"), ("double", "")))
+
+# digamma, zeta, the incomplete gamma and beta functions, i0e, i1e.
+from purejax._src.backends.cpu import special_c  # noqa: E402
+
+PRELUDE += special_c.SOURCE
