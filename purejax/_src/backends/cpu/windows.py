@@ -92,7 +92,7 @@ def supported(eqn):
     return False
   if name in MONOIDS:
     d = dtypes[0]
-    return codegen_ops.supported(_MONOID_OPS[name], [d, d], d, {})
+    return d == np.bool_ or codegen_ops.supported(_MONOID_OPS[name], [d, d], d, {})
   if name != "reduce_window":
     return name in NAMES and not any(d.kind == "c" for d in dtypes)
   p = eqn.params
