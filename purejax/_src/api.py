@@ -8,6 +8,7 @@ import weakref
 
 import numpy as np
 
+from purejax._src import allocation
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src import debug_nans as _debug_nans
@@ -520,6 +521,7 @@ def _wrap_out(value, aval):
 
 
 def _run_compiled(traced, inputs, rerun=None):
+  allocation.check_avals(traced.jaxpr.out_avals)
   if traced.runs_async():
     vals = [pending_or_dense(x) if type(x) is Array else core.concrete_numpy_value(x)
             for x in inputs]
