@@ -327,6 +327,8 @@ class JitWrapped:
       for x, name in zip(split.leaves, names):
         _int_leaf_aval(x, name)
       raise
+    except TypeError:   # a NumPy array of a dtype JAX has not (str, object, float128)
+      in_avals = [None]
     if None in in_avals:
       names = _arg_names(self._fun, split, args, kwargs)
       in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]

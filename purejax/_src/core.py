@@ -140,7 +140,7 @@ def get_aval(x):
   if kind in _PYTHON_SCALAR_KINDS:
     return python_scalar_aval(x)
   if isinstance(x, (np.ndarray, np.generic)):
-    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    return ShapedArray(x.shape, dtypes.array_dtype(x.dtype), False)
   for base in (bool, int, float, complex):  # subclasses, e.g. IntEnum
     if isinstance(x, base):
       return python_scalar_aval(base(x))

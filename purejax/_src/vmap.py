@@ -95,6 +95,8 @@ def _arg_aval(x):
   try:
     return core.get_aval(x)
   except TypeError:
+    if isinstance(x, np.ndarray):   # JAX names the dtype of a NumPy array
+      raise
     raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type") from None
 
 
