@@ -53,9 +53,10 @@ def test_errors_surface_at_the_first_wait():
   f = jax.jit(lambda x: lax.fori_loop(
       0, 2, lambda i, a: jax.pure_callback(boom, jax.ShapeDtypeStruct(a.shape, a.dtype), a), x))
   out = f(jnp.ones(3))
-  with pytest.raises(ValueError, match="from the callback"):
+  # As in JAX, a callback's error arrives as a JaxRuntimeError naming it.
+  with pytest.raises(jax.errors.JaxRuntimeError, match="ValueError: from the callback"):
     out.block_until_ready()
-  with pytest.raises(ValueError, match="from the callback"):
+  with pytest.raises(jax.errors.JaxRuntimeError, match="ValueError: from the callback"):
     np.asarray(out)
 
 

@@ -8,6 +8,7 @@ import weakref
 
 import numpy as np
 
+from purejax._src import allocation
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src import debug_nans as _debug_nans
@@ -20,6 +21,7 @@ from purejax._src.array import (
     Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending, wrap_read_only)
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
+from purejax._src.interpreters.dispatch import unaliased
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
 from purejax._src.pjit import close_consts, executable_for, hoist_consts, pjit_p
 from purejax._src.stages import Traced
@@ -325,6 +327,8 @@ class JitWrapped:
       for x, name in zip(split.leaves, names):
         _int_leaf_aval(x, name)
       raise
+    except TypeError:   # a NumPy array of a dtype JAX has not (str, object, float128)
+      in_avals = [None]
     if None in in_avals:
       names = _arg_names(self._fun, split, args, kwargs)
       in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
@@ -520,14 +524,21 @@ def _wrap_out(value, aval):
 
 
 def _run_compiled(traced, inputs, rerun=None):
+  allocation.check_avals(traced.jaxpr.out_avals)
   if traced.runs_async():
-    vals = [pending_or_dense(x) if type(x) is Array else core.concrete_numpy_value(x)
-            for x in inputs]
+    # The worker reads the inputs later: a caller's NumPy array is copied
+    # now (as a transfer to a device would), so later writes to it are unseen.
+    vals = [pending_or_dense(x) if type(x) is Array
+            else np.array(x, dtype=core.get_aval(x).dtype) if isinstance(x, np.ndarray)
+            else core.concrete_numpy_value(x) for x in inputs]
     avals = traced.jaxpr.out_avals
     pending = async_dispatch.dispatch(traced.executable(), vals, [a.dtype for a in avals])
     return [wrap_pending(p, a) for p, a in zip(pending, avals)]
   vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
+  foreign = [x for x in inputs if type(x) is not Array and isinstance(x, np.ndarray)]
+  if foreign:   # an output may be a caller's array passed through (or a view of it)
+    outs = unaliased(outs, foreign, True)
   if _has_key_outputs(traced):
     results = [_wrap_out(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   else:

@@ -8,6 +8,8 @@ its ``vmap_method`` says.  ``io_callback`` is effectful
 (``prim.effectful``): it is never dropped, and runs once per batch element
 under vmap (``ordered=True`` refuses vmap, as in JAX).
 """
+import traceback
+
 import numpy as np
 
 from purejax._src import core
@@ -43,10 +45,22 @@ class FlatCallback:
     return f"_FlatCallback(callback_func={self.callback_func!r}, in_tree={self.in_tree})"
 
 
+def call_user(callback, args):
+  """``callback(*args)``; an exception it raises reaches the caller as
+  JAX's runtime error (an XLA CPU callback failure), with the traceback in
+  the message and the original as ``__cause__``."""
+  try:
+    return callback(*args)
+  except Exception as e:   # noqa: BLE001  (any error of the user's function)
+    trace = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    raise errors.JaxRuntimeError(
+        f"INTERNAL: CpuCallback error calling callback: {trace.rstrip()}") from e
+
+
 def _run_callback(name, callback, args, result_avals):
   """Calls ``callback`` on Arrays and returns its results as NumPy arrays
   of ``result_avals`` (an error names any mismatch)."""
-  outs = callback(*as_arrays(args))
+  outs = call_user(callback, as_arrays(args))
   if len(outs) != len(result_avals):
     raise errors.JaxRuntimeError(
         f"{name}: the callback returned {len(outs)} arrays, but result_shape_dtypes "

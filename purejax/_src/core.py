@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from purejax._src import allocation
 from purejax._src import dtypes
 from purejax._src import errors
 
@@ -139,7 +140,7 @@ def get_aval(x):
   if kind in _PYTHON_SCALAR_KINDS:
     return python_scalar_aval(x)
   if isinstance(x, (np.ndarray, np.generic)):
-    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    return ShapedArray(x.shape, dtypes.array_dtype(x.dtype), False)
   for base in (bool, int, float, complex):  # subclasses, e.g. IntEnum
     if isinstance(x, base):
       return python_scalar_aval(base(x))
@@ -197,18 +198,25 @@ class Primitive:
     return ctx.trace.process_primitive(self, args, params)
 
   def eval_avals(self, avals, params):
-    """``abstract_eval`` with a cache (eager dispatch runs it on every op)."""
+    """``abstract_eval`` with a cache, for eager dispatch (it runs on every
+    op): the results will be concrete arrays, so one too large to allocate
+    raises here, once per signature (a refused signature is not cached)."""
     try:
       key = (avals, tuple(params.items()))
       hit = self._aval_cache.get(key)
     except TypeError:   # an unhashable param: compute without caching
-      return self.abstract_eval(*avals, **params)
+      return self._concrete_avals(avals, params)
     if hit is None:
-      hit = self.abstract_eval(*avals, **params)
+      hit = self._concrete_avals(avals, params)
       if len(self._aval_cache) > 4096:
         self._aval_cache.clear()
       self._aval_cache[key] = hit
     return hit
+
+  def _concrete_avals(self, avals, params):
+    out = self.abstract_eval(*avals, **params)
+    allocation.check_avals(out if self.multiple_results else (out,))
+    return out
 
   # Decorators, so that a primitive's rules are written right below it.
   def def_impl(self, f):

@@ -38,10 +38,19 @@ ordered_debug_effect = DebugEffect("OrderedDebug")
 
 
 def as_arrays(values):
-  """Runtime (NumPy) values as purejax Arrays, which JAX's callbacks get."""
+  """Runtime (NumPy) values as purejax Arrays, which JAX's callbacks get.
+  Each wraps a view: a value may be a caller's array (a jit argument passed
+  straight to the callback), whose own flags must stay as they are."""
   return [x if isinstance(x, core.ArrayBase) else
-          wrap_numpy(np.asarray(x), core.ShapedArray(np.shape(x), np.asarray(x).dtype))
+          wrap_numpy(np.asarray(x).view(), core.ShapedArray(np.shape(x), np.asarray(x).dtype))
           for x in values]
+
+
+def _eager_array(x):
+  """A NumPy array or scalar argument as the Array JAX would pass (a copy,
+  of canonical dtype, weak for a Python scalar)."""
+  aval = core.get_aval(x)
+  return wrap_numpy(np.array(x, dtype=aval.dtype), aval)
 
 
 def split_callback_args(args, kwargs):
@@ -106,7 +115,8 @@ def _debug_primitive(name, impl):
 
 
 def _debug_callback_impl(*args, callback, effect, partitioned):
-  callback(*as_arrays(args))
+  from purejax._src.callbacks import call_user
+  call_user(callback, as_arrays(args))
   return []
 
 
@@ -148,6 +158,11 @@ def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwa
       a, k = merge_callback_args(in_tree, dyn, static)
       callback(*a, **k)
 
+    if core.current_trace() is core.eval_trace:
+      # Eager, as in JAX: the function is called directly, its errors raised as they are.
+      _flat_callback(*[x if isinstance(x, core.ArrayBase) else _eager_array(x)
+                       for x in dynamic])
+      return
     debug_callback_p.bind(*dynamic, callback=_flat_callback,
                           effect=ordered_debug_effect if ordered else debug_effect,
                           partitioned=partitioned)

@@ -192,6 +192,17 @@ def _invalid_value_error(x, dt):
                    "Only arrays of numeric types are supported by JAX.")
 
 
+def array_dtype(dt):
+  """The canonical dtype of a NumPy array of dtype ``dt``; JAX's TypeError
+  for what no JAX array may hold (object, str, float128, datetime...)."""
+  if dt in _VALID_DTYPES:
+    return canonicalize_dtype(dt)
+  if not dt.isnative and dt.newbyteorder("=") in _VALID_DTYPES:
+    return canonicalize_dtype(dt.newbyteorder("="))
+  raise TypeError(f"Dtype {dt} is not a valid JAX array type. Only arrays of numeric "
+                  "types are supported by JAX.")
+
+
 def _checked(x, dt):
   """dt if it is a dtype JAX arrays may have, else TypeError."""
   if dt in _VALID_DTYPES:

@@ -3,8 +3,11 @@ import collections
 import functools
 import inspect
 
+import numpy as np
+
 from purejax._src import core
 from purejax._src import tree_util
+from purejax._src.array import wrap_numpy
 from purejax._src.interpreters import batching
 from purejax._src.interpreters.batching import BatchTrace, BatchTracer, not_mapped
 
@@ -92,6 +95,8 @@ def _arg_aval(x):
   try:
     return core.get_aval(x)
   except TypeError:
+    if isinstance(x, np.ndarray):   # JAX names the dtype of a NumPy array
+      raise
     raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type") from None
 
 
@@ -137,6 +142,15 @@ def _out_value(trace, out, spec, axis_size, path):
   return batching.matchaxis(val, dim, spec % ndim, axis_size)
 
 
+def _as_array(x):
+  """An output that is an argument passed through as a NumPy array becomes
+  an Array of its own (a copy: the caller's array stays writeable)."""
+  if isinstance(x, np.ndarray):
+    aval = core.get_aval(x)
+    return wrap_numpy(np.array(x, dtype=aval.dtype), aval)
+  return x
+
+
 def _check_outputs(leaves):
   for x in leaves:
     if not core.is_array_like(x):
@@ -173,7 +187,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       out_spec = _flat_axes("out_axes", out_axes, out)
       paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
       with core.set_current_trace(trace.parent):
-        outs = [_out_value(trace, o, s, size, p)
+        outs = [_as_array(_out_value(trace, o, s, size, p))
                 for o, s, p in zip(out_leaves, out_spec, paths)]
     finally:
       trace.invalidate()

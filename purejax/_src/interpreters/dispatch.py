@@ -37,14 +37,33 @@ _on_config_change()
 config.add_watcher(_on_config_change)
 
 
-def _concrete_arg(x):
-  """(numpy value, aval) of an eager argument."""
-  if type(x) is Array:
-    return x._value, x.aval
+def _concrete_arg(primitive, position, x):
+  """(numpy value, aval) of an eager argument that is not an Array."""
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
-  aval = core.get_aval(x)
+  try:
+    aval = core.get_aval(x)
+  except TypeError:
+    raise TypeError(
+        f"Error interpreting argument to {primitive.name} as a JAX value. The problematic "
+        f"value is of type {type(x)} and was passed to {primitive.name} at position "
+        f"{position}.\n") from None
   return np.asarray(x, dtype=aval.dtype), aval
+
+
+def unaliased(out, foreign, multiple_results):
+  """``out`` (one array or a list), with every array sharing memory with
+  one of the caller's NumPy arrays ``foreign`` copied: an Array never
+  aliases (nor freezes) memory the caller may write."""
+  def copy_if_shared(o):
+    # A fresh result owns its memory (base None): the common case, no check.
+    if isinstance(o, np.ndarray) and any(
+        o is f or (o.base is not None and np.may_share_memory(o, f)) for f in foreign):
+      return o.copy()
+    return o
+  if multiple_results:
+    return [copy_if_shared(o) for o in out]
+  return copy_if_shared(out)
 
 
 def _apply_to_keys(primitive, args, params):
@@ -55,22 +74,27 @@ def _apply_to_keys(primitive, args, params):
 def apply_primitive(primitive, args, params):
   """``primitive`` applied to concrete arguments (the eval trace's rule)."""
   vals, avals = [], []
-  for x in args:
+  foreign = None   # the caller's NumPy arrays among the arguments
+  for i, x in enumerate(args):
     if type(x) is Array:
       vals.append(x._value)
       avals.append(x.aval)
     else:
       if type(x) is PRNGKeyArray:   # typed keys: their own path (key_lowering)
         return _apply_to_keys(primitive, args, params)
-      val, aval = _concrete_arg(x)
+      val, aval = _concrete_arg(primitive, i, x)
       vals.append(val)
       avals.append(aval)
+      if isinstance(x, np.ndarray):
+        foreign = (foreign or []) + [x]
   out_avals = primitive.eval_avals(tuple(avals), params)
   token = fp_errors.ignore()
   try:
     out = primitive.impl(*vals, **params)
   finally:
     fp_errors.restore(token)
+  if foreign:
+    out = unaliased(out, foreign, primitive.multiple_results)
   try:
     if primitive.multiple_results:
       results = [wrap_numpy(o, a) for o, a in zip(out, out_avals)]

@@ -117,9 +117,9 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   if traced and _staged_constant(operand, new_dtype, weak_type):
     # Under a transformation, as in JAX, a concrete array is converted in the
     # trace: a staged jaxpr keeps it as a constant of its own dtype.
-    if isinstance(operand, np.ndarray):
+    if isinstance(operand, np.ndarray):   # a copy: the caller's array stays theirs
       aval = core.get_aval(operand)
-      operand = wrap_numpy(operand, core.ShapedArray(aval.shape, aval.dtype, False))
+      operand = wrap_numpy(np.array(operand), core.ShapedArray(aval.shape, aval.dtype, False))
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
   # Python scalars and NumPy scalars are converted right away (JAX folds
   # them): such a constant stays a literal in a traced jaxpr.
@@ -133,8 +133,10 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     if (aval.dtype == new_dtype and aval.weak_type == weak_type
         and isinstance(operand, core.ArrayBase)):
       return operand
-  out = wrap_numpy(_convert_impl(value, new_dtype=new_dtype, weak_type=weak_type),
-                   core.ShapedArray(np.shape(value), new_dtype, weak_type))
+  converted = _convert_impl(value, new_dtype=new_dtype, weak_type=weak_type)
+  if converted is operand:   # a caller's NumPy array: never alias it, nor freeze it
+    converted = converted.copy()
+  out = wrap_numpy(converted, core.ShapedArray(np.shape(value), new_dtype, weak_type))
   if (weak_type and type(operand) in (bool, int, float, complex)
       and core.python_scalar_aval(operand).dtype == new_dtype):
     out._python_scalar = operand   # unconverted: JAX keeps the Python number

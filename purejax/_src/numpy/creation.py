@@ -49,6 +49,17 @@ def _check_leaf(leaf):
   return leaf
 
 
+def _check_numpy_dtype(value):
+  """JAX's TypeError for a NumPy value no JAX array can hold (object, str,
+  float128...); JAX names its internal staging function."""
+  try:
+    core.get_aval(value)
+  except TypeError:
+    raise TypeError("Error interpreting argument to stage as a JAX value. The problematic "
+                    f"value is of type {type(value)} and was passed to stage at position "
+                    "0.\n") from None
+
+
 def _inferred_dtype(leaves):
   if not leaves:
     return dtypes.default_float_dtype()
@@ -104,6 +115,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     else:
       out = _from_concrete(object, out_dtype, False, requested is not None)
   else:
+    if isinstance(object, (np.ndarray, np.generic)):
+      _check_numpy_dtype(object)
     _check_leaf(object)
     if type(object) is int and requested is not None:
       util.check_python_int_leaves([object], requested)
