@@ -45,3 +45,16 @@ def cpu_devices():
 
   yield set_count
   config.update("jax_num_cpu_devices", old)
+
+
+@pytest.fixture
+def kernels(tmp_path, monkeypatch):
+  """A fresh private kernel cache directory and an empty memory cache (the
+  C backend's tests of its cache)."""
+  from purejax._src.backends.cpu import toolchain
+  monkeypatch.setattr(toolchain, "_libraries", {})
+  d = tmp_path / "kernels"
+  with config.override("purejax_cache_dir", str(d)):
+    if not toolchain.compiler_available():
+      pytest.skip("no C compiler")
+    yield d

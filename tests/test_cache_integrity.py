@@ -33,17 +33,6 @@ RNG = np.random.RandomState(0)
 
 
 @pytest.fixture
-def kernels(tmp_path, monkeypatch):
-  """A fresh private cache directory and an empty memory cache."""
-  monkeypatch.setattr(toolchain, "_libraries", {})
-  d = tmp_path / "kernels"
-  with config.override("purejax_cache_dir", str(d)):
-    if not toolchain.compiler_available():
-      pytest.skip("no C compiler")
-    yield d
-
-
-@pytest.fixture
 def fresh_toolchain(monkeypatch):
   """Forgets the probed compiler for one test; returns the one found before."""
   tc = toolchain._toolchain

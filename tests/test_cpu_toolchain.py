@@ -24,17 +24,6 @@ ROOT = pathlib.Path(purejax.__file__).parent.parent
 
 
 @pytest.fixture
-def kernels(tmp_path, monkeypatch):
-  """A fresh private cache directory and an empty memory cache."""
-  monkeypatch.setattr(toolchain, "_libraries", {})
-  d = tmp_path / "kernels"
-  with config.override("purejax_cache_dir", str(d)):
-    if not toolchain.compiler_available():
-      pytest.skip("no C compiler")
-    yield d
-
-
-@pytest.fixture
 def calls(monkeypatch):
   """Counts the programs the toolchain runs (the compiler's invocations)."""
   seen = []

@@ -131,6 +131,12 @@ def emit(step, fn):
          f"const int64_t base = o * {n * inner} + j, obase = o * {k * inner} + j;"]
   out = ["  pj_top_finish_{0}(h, size);".format(kt),
          f"  for (int64_t t = 0; t < {k}; t++) {{"] + ["    " + s for s in write] + ["  }"]
+  def scan(lo, hi):   # offers the row's elements lo .. hi - 1 to the heap h
+    return ["int64_t size = 0;",
+            f"for (int64_t i = {lo}; i < {hi}; i++) {{",
+            f"  const pj_top_{kt} rec = {{ {key}, (int32_t)i }};",
+            f"  pj_top_offer_{kt}(h, &size, {k}, rec);",
+            "}"]
   chunks = _CHUNKS if (rows < _FEW and n >= _LONG_ROW and k * _CHUNKS <= n) else 1
   lines = []
   if chunks == 1:
@@ -143,11 +149,7 @@ def emit(step, fn):
     lines += ["  #pragma omp for schedule(dynamic, 16)"] if fn.unit.openmp else []
     lines += [f"  for (int64_t r = 0; r < {rows}; r++) {{", "    if (!h) continue;"]
     lines += ["    " + s for s in row]
-    lines += ["    int64_t size = 0;",
-              f"    for (int64_t i = 0; i < {n}; i++) {{",
-              f"      const pj_top_{kt} rec = {{ {key}, (int32_t)i }};",
-              f"      pj_top_offer_{kt}(h, &size, {k}, rec);",
-              "    }"]
+    lines += ["    " + s for s in scan("0", str(n))]
     lines += ["  " + s for s in out]
     lines += ["  }", "  free(h);", "}", "if (failed) goto done;"]
   else:
@@ -161,11 +163,7 @@ def emit(step, fn):
         f"  const int64_t r = rch / {chunks}, c = rch % {chunks};"]
     lines += ["  " + s for s in row]
     lines += [f"  pj_top_{kt}* h = {cand} + rch * {k};",
-              "  int64_t size = 0;",
-              f"  for (int64_t i = {n} * c / {chunks}; i < {n} * (c + 1) / {chunks}; i++) {{",
-              f"    const pj_top_{kt} rec = {{ {key}, (int32_t)i }};",
-              f"    pj_top_offer_{kt}(h, &size, {k}, rec);",
-              "  }",
+              ] + ["  " + s for s in scan(f"{n} * c / {chunks}", f"{n} * (c + 1) / {chunks}")] + [
               f"  {sizes}[rch] = size;",
               "}",
               f"for (int64_t r = 0; r < {rows}; r++) {{"]
