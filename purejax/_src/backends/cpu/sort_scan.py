@@ -436,6 +436,13 @@ def _emit_ordered(eqn, fn):
   # Each block runs from its first element (identity-free: exact signs of zero).
   scan = [f"  for (int64_t j = 0; j < {width}; j++) a[j] = {identity};",
           f"  for (int64_t j = 0; j < w; j++) a[j] = {x_at('lo')};"]
+  if 1 < blocks <= block and tasks >= _FEW:
+    # Enough tasks: each scans its lanes whole in one pass, the block
+    # offsets (one level of block totals) running along.
+    _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at, scan,
+                           _decompose(fn, x, shape, axis, ct, acc, 1, n), tasks, blocks,
+                           width, total)
+    return
   lines = []
   if blocks > 1:
     tot = fn.scratch_buffer(acc, items * width)
@@ -477,6 +484,48 @@ def _emit_ordered(eqn, fn):
   lines += ["  }", "}"]
   what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(shape)}"
   fn.lines += [f"{{ /* {what}: {blocks} block(s) in scan order */"] + [
+      "  " + s for s in lines] + ["}"]
+
+
+def _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at, scan,
+                           decompose, tasks, blocks, width, total):
+  """_emit_ordered's order when the block totals fit one level of
+  scan_order._exclusive: block b's offset is the running combination of the
+  totals before it (block 0 none)."""
+  block, n = scan_order.SCAN_BLOCK, eqn.invars[0].aval.shape[eqn.params["axis"]]
+  p = eqn.params
+  lines = _pragma(fn, "parallel for schedule(static)", total)
+  lines += [f"for (int64_t q = 0; q < {tasks}; q++) {{"] + ["  " + s for s in decompose] + [
+      f"  {ct}* yb = {fn.ptr(y)} + o * {n * _split(x.aval.shape, p['axis'])[2]} "
+      f"+ j0 * {_lanes(x.aval.shape, p['axis'])[2]};",
+      f"  {acc} off[{width}];",
+      f"  for (int64_t bb = 0; bb < {blocks}; bb++) {{",
+      f"    const int64_t lo = bb * {block}, hi = lo + {block} < {n} ? lo + {block} : {n};"]
+  lines += ["  " + s for s in scan]
+  lines += [
+      "    if (bb == 0) {",
+      f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = ({ct})a[j]; }}",
+      "      for (int64_t p = lo + 1; p < hi; p++)",
+      "        for (int64_t j = 0; j < w; j++) {",
+      f"          a[j] = {combine('a[j]', x_at('p'))};",
+      f"          {y_at} = ({ct})a[j];",
+      "        }",
+      "      for (int64_t j = 0; j < w; j++) off[j] = a[j];",
+      "    } else {",
+      f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; "
+      f"{y_at} = ({ct}){combine('off[j]', 'a[j]')}; }}",
+      "      for (int64_t p = lo + 1; p < hi; p++)",
+      "        for (int64_t j = 0; j < w; j++) {",
+      f"          a[j] = {combine('a[j]', x_at('p'))};",
+      f"          {y_at} = ({ct}){combine('off[j]', 'a[j]')};",
+      "        }",
+      f"      for (int64_t j = 0; j < w; j++) off[j] = {combine('off[j]', 'a[j]')};",
+      "    }",
+      "  }",
+      "}"]
+  name, reverse, axis = eqn.primitive.name, p["reverse"], p["axis"]
+  what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(x.aval.shape)}"
+  fn.lines += [f"{{ /* {what}: {blocks} blocks in scan order, one pass */"] + [
       "  " + s for s in lines] + ["}"]
 
 
