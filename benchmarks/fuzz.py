@@ -366,8 +366,9 @@ def _literal(a):
   return f"np.array({text}, dtype=np.{dtype})"
 
 
-def reproducer(programs, failure):
-  """Python source reproducing ``failure`` with purejax alone."""
+def reproducer(programs, failure, oracle_x64=None):
+  """Python source reproducing ``failure`` with purejax alone (or, with
+  ``oracle_x64`` not None, against JAX)."""
   lines = ["import numpy as np", "import purejax as jax", "import purejax.numpy as jnp",
            "from purejax import lax", "from purejax._src.config import config"]
   if any(spec[0] == "gen" and _size(v.shape) > 16 for p in programs for v, spec in p.inputs):
@@ -390,12 +391,20 @@ def reproducer(programs, failure):
       calls.append(f"{name}(*a[{k}:{k + n}])")
       k += n
     lines += ["", "def f(*a):", f"  return {' + '.join(calls)}"]
-  lines += ["", "args = [" + ",\n        ".join(args) + "]",
-            "with config.override('purejax_backend', 'numpy'):",
-            "  expected = jax.jit(f)(*args)",
-            "with config.override('purejax_backend', 'cpu'), "
-            "config.override('purejax_compile_sync', True):",
-            "  got = jax.jit(f)(*args)"]
+  lines += ["", "args = [" + ",\n        ".join(args) + "]"]
+  if oracle_x64 is not None:
+    from fuzz_oracle import oracle_tail
+    defs = [p.source(n) for p, (n, _) in zip(programs, names)]
+    if len(programs) > 1:
+      defs.append("\n".join(lines[lines.index("def f(*a):"):][:2]))
+    lines += ["SOURCE = " + repr("\n".join(defs))]
+    lines += oracle_tail(oracle_x64)
+  else:
+    lines += ["with config.override('purejax_backend', 'numpy'):",
+              "  expected = jax.jit(f)(*args)",
+              "with config.override('purejax_backend', 'cpu'), "
+              "config.override('purejax_compile_sync', True):",
+              "  got = jax.jit(f)(*args)"]
   out = "" if failure.output is None else f"[{failure.output}]"
   lines += [f"# {failure.kind}: got{out} vs expected{out}: {failure.message}"]
   lines += [f"#   {d}" for d in failure.details]
@@ -417,17 +426,31 @@ def _inputs_at(program, failure):
 
 # -- the script ---------------------------------------------------------------------------------
 
-def batch_job(seed, family, count, max_ops=10):
-  """A job: generate ``count`` programs from ``seed`` and check them."""
+def batch_job(seed, family, count, max_ops=10, oracle=None, x64=False):
+  """A job: generate ``count`` programs from ``seed`` and check them (C
+  against NumPy, or with ``oracle="jax"`` against JAX)."""
   def job():
-    gen = Gen(seed, family, max_ops)
-    programs = [gen.program() for _ in range(count)]
-    report = check_batch(programs)
+    with config.override("jax_enable_x64", x64):
+      gen = Gen(seed, family, max_ops)
+      programs = [gen.program() for _ in range(count)]
+    report = checker(oracle, x64)(programs)
     report.stats.update({f"rejected: {k}": n for k, n in gen.rejected.items()})
     if report.failures:
       report.programs = programs
     return report
   return job
+
+
+def checker(oracle, x64):
+  """The check of a batch of programs for ``oracle`` (None: C vs NumPy)."""
+  if oracle == "jax":
+    from fuzz_oracle import check_batch_oracle
+    return lambda programs: check_batch_oracle(programs, x64)
+
+  def check(programs):
+    with config.override("jax_enable_x64", x64):
+      return check_batch(programs)
+  return check
 
 
 def main(argv=None):
@@ -443,13 +466,21 @@ def main(argv=None):
   ap.add_argument("--no-fork", action="store_true", help="run in this process")
   ap.add_argument("--no-reduce", action="store_true", help="print failures unreduced")
   ap.add_argument("--max-reports", type=int, default=10, help="failures reduced and printed")
+  ap.add_argument("--oracle", choices=["jax"], help="compare with the real JAX instead of "
+                  "the NumPy backend (needs JAX installed)")
+  ap.add_argument("--x64", action="store_true", help="64-bit types on (jax_enable_x64)")
   opts = ap.parse_args(argv)
+  if opts.oracle == "jax":
+    from fuzz_oracle import available
+    if not available():
+      ap.error("--oracle jax needs JAX installed")
   families = opts.family or sorted(FAMILIES)
   nbatch = -(-opts.programs // opts.per_batch)
   jobs = []
   for b in range(nbatch):
     count = min(opts.per_batch, opts.programs - b * opts.per_batch)
-    jobs.append((opts.seed * 1_000_003 + b, families[b % len(families)], count, opts.max_ops))
+    jobs.append((opts.seed * 1_000_003 + b, families[b % len(families)], count, opts.max_ops,
+                 opts.oracle, opts.x64))
   t0 = time.perf_counter()
   totals, failed = collections.Counter(), []
   for i, report in run_isolated([batch_job(*j) for j in jobs], opts.timeout, opts.jobs,
@@ -474,12 +505,14 @@ def main(argv=None):
       continue
     if not opts.no_reduce and f.kind != "generator":
       def run(progs):
-        return next(run_isolated([lambda: check_batch(progs)], opts.timeout, 1,
+        check = checker(opts.oracle, opts.x64)
+        return next(run_isolated([lambda: check(progs)], opts.timeout, 1,
                                  not opts.no_fork))[1]
-      programs, f = reduce_failure(programs, f, run)
+      with config.override("jax_enable_x64", opts.x64):
+        programs, f = reduce_failure(programs, f, run)
     elif f.program is not None:
       programs, f.program = [programs[f.program]], 0
-    print(reproducer(programs, f))
+    print(reproducer(programs, f, opts.x64 if opts.oracle else None))
   return 1 if any(f.kind != "generator" for *_, f in failed) else 0
 
 

@@ -485,6 +485,8 @@ def b_jit(g, scope):
               ops + [v for v in scope if v.name in block.free()], lines)
 
 
-BUILDERS = {"unary": [b_unary], "binary": [b_binary], "select": [b_select],
+from fuzz_edges import BUILDERS as EDGE_BUILDERS  # noqa: E402
+
+BUILDERS = {"edges": EDGE_BUILDERS, "unary": [b_unary], "binary": [b_binary], "select": [b_select],
             "convert": [b_convert], "shape": [b_shape], "reduce": [b_reduce],
             "index": [b_index], "dot": [b_dot], "control": [b_cond, b_loop, b_loop, b_jit]}

@@ -15,6 +15,7 @@ import numpy as np
 
 import purejax
 import purejax.numpy as jnp
+import purejax.scipy.special  # noqa: F401  (jax.scipy.special in programs)
 from purejax import lax
 from purejax._src.jaxpr import Jaxpr
 
@@ -165,6 +166,8 @@ FAMILIES = {
                 (4, 3, 1, 1, 1, 1), "small"),
     "big": ({"unary": 3, "binary": 3, "select": 1, "convert": 1, "shape": 1, "reduce": 2,
              "index": 0.5, "dot": 0.5}, (4, 2, 1, 1, 1, 1), "big"),
+    # issue 20's wrong answers (fuzz_edges.py), for the JAX oracle
+    "edges": ({"edges": 4, "unary": 1, "binary": 1, "convert": 1}, (3, 2, 2, 1, 2, 2), "small"),
     "mixed": ({"unary": 3, "binary": 3, "select": 1, "convert": 1, "shape": 2, "reduce": 2,
                "index": 1, "dot": 1, "control": 1}, (4, 2, 1, 1, 1, 1), "small"),
 }

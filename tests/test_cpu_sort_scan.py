@@ -383,12 +383,14 @@ def test_plans_compile_these_primitives():
     assert f"native: {name}" in text, name
 
 
-def test_numpy_tier_never_stands_in():
-  # The NumPy tier accumulates float32 sums in float32: a jaxpr with these
-  # primitives must compile before its first call.
+def test_numpy_tier_stands_in_only_where_bits_agree():
+  # Cumulative sums and products run in scan_order's block order on both
+  # tiers; sorts, extrema and log-sum-exps (libm vs NumPy) compile first.
   x = np.ones(8, np.float32)
-  for f in (jnp.sort, jnp.cumsum, lambda x: lax.cummax(x, 0)):
+  for f in (jnp.sort, lambda x: lax.cummax(x, 0), lambda x: lax.cumlogsumexp(x, 0)):
     assert not tier_numerics.numpy_tier_exact(jax.make_jaxpr(f)(x).jaxpr)
+  for f in (jnp.cumsum, jnp.cumprod):
+    assert tier_numerics.numpy_tier_exact(jax.make_jaxpr(f)(x).jaxpr)
 
 
 def test_several_operands_along_an_inner_axis():

@@ -5,13 +5,12 @@ computes it (README: "Compilation is tiered").  The NumPy tier may stand in
 for the compiled C code only where both compute exactly the same thing:
 correctly rounded arithmetic, comparisons, data movement, integer code, and
 the float reductions (both backends sum in ``lax.reduction_order``'s fixed
-order), and float32 exp, log, logistic and tanh (the C code's ``pj_``
+order), cumulative sums and products (``lax.scan_order``'s), and float32 exp, log, logistic and tanh (the C code's ``pj_``
 helpers, whose NumPy twins in ``lax/math_f32.py`` are the primitives'
 ``jit_impl``).  Other transcendental functions are not on the list: the C
 code's (glibc, libmvec) and NumPy's own SIMD versions round differently in
 the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting,
-cumulative reductions (the C code sums float32 in double, in blocks) and
-library calls.  A jaxpr using any of those compiles before its first call.
+the other cumulative reductions and library calls.  A jaxpr using any of those compiles before its first call.
 """
 import numpy as np
 
@@ -30,7 +29,7 @@ SAME_IN_BOTH = frozenset("""
   argmax argmin stop_gradient copy copy_p gather threefry2x32 random_bits random_wrap
   random_unwrap random_seed pjit jit closed_call core_call custom_jvp_call
   custom_vjp_call custom_vjp_call_jaxpr remat checkpoint scan while cond
-  optimization_barrier
+  optimization_barrier cumsum cumprod
 """.split())
 
 

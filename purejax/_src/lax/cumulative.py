@@ -1,7 +1,10 @@
 """Cumulative reductions along one axis: cumsum, cumprod, cummax, cummin and
 cumlogsumexp (``axis`` and ``reverse`` params, as JAX's).
 
-The NumPy implementations accumulate in one pass.  Derivatives (except
+Integer scans and cummax/cummin accumulate in one pass in the operand's
+dtype (exact); float sums, products and log-sum-exps in double, in
+``scan_order``'s fixed block order (accurate like JAX's tree order, and the
+C code's bits).  Derivatives (except
 cumsum's, which is linear) differentiate the parallel-prefix formulation
 (``associative_scan``) of the same computation, as JAX does, so ties of
 cummax/cummin share the tangent the same way JAX's do.
@@ -16,6 +19,7 @@ from purejax._src import dtypes
 from purejax._src.custom_jvp import custom_jvp
 from purejax._src.interpreters import ad
 from purejax._src.lax import ad_util
+from purejax._src.lax import scan_order
 from purejax._src.lax import api_elementwise as ew
 from purejax._src.lax import utils
 from purejax._src.lax.families import standard_primitive
@@ -103,7 +107,6 @@ def _impl(accumulate):
     if reverse:
       x = np.flip(x, axis)
     with np.errstate(over="ignore", invalid="ignore"):
-      # In the operand's dtype, rounding at every step (half floats too), as XLA.
       out = np.asarray(accumulate(x, axis)).astype(x.dtype)
     return np.flip(out, axis) if reverse else out
 
@@ -154,17 +157,21 @@ def _cumulative(name, accumulate, kinds=np.number, combine=None):
   return prim
 
 
-def _logaddexp_accumulate(x, axis):
-  return np.logaddexp.accumulate(x, axis=axis)
+def _ordered(name, integer_accumulate=None):
+  """Floats in scan_order's block order; integers sequentially (wrapping)."""
+  def accumulate(x, axis):
+    if dtypes.issubdtype(x.dtype, np.inexact):
+      return scan_order.ordered_scan(name, x, axis)
+    return integer_accumulate(x, axis=axis, dtype=x.dtype)
+  return accumulate
 
 
-cumsum_p = _cumulative("cumsum", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
-cumprod_p = _cumulative("cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
-                        combine=ew.mul)
+cumsum_p = _cumulative("cumsum", _ordered("cumsum", np.cumsum))
+cumprod_p = _cumulative("cumprod", _ordered("cumprod", np.cumprod), combine=ew.mul)
 cummax_p = _cumulative("cummax", _extremum(np.maximum, negative=False), combine=ew.max)
 cummin_p = _cumulative("cummin", _extremum(np.minimum, negative=True), combine=ew.min)
 # Real floats only: NumPy has no complex logaddexp (JAX's integer case fails too).
-cumlogsumexp_p = _cumulative("cumlogsumexp", _logaddexp_accumulate, kinds=np.floating,
+cumlogsumexp_p = _cumulative("cumlogsumexp", _ordered("cumlogsumexp"), kinds=np.floating,
                              combine=logaddexp)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops
 from purejax._src.jaxpr import DropVar, Literal
+from purejax._src.lax import scan_order
 
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 _GROUP = 16          # adjacent rows (along an inner axis) sorted by one task
@@ -308,24 +309,26 @@ def _emit_sort(eqn, fn):
 # -- cumulative reductions ----------------------------------------------------------------
 
 _LOGADDEXP = r"""
-/* log(exp(a) + exp(b)) without overflow; a NaN difference (a NaN, or
-   infinities of one sign) gives a + b. */
+/* log(exp(a) + exp(b)) without overflow, as NumPy's logaddexp (scan_order's
+   twin): equal operands (infinities of one sign too) give a + ln 2, a NaN
+   difference gives it. */
 static inline double pj_logaddexp(double a, double b) {
+  if (a == b) return a + %r;
   const double d = a - b;
-  return d != d ? a + b : (a > b ? a : b) + log1p(exp(-fabs(d)));
+  return d > 0 ? a + log1p(exp(-d)) : d <= 0 ? b + log1p(exp(d)) : d;
 }
-"""
+""" % scan_order.LOGE2
 
 
 def _accumulator(name, dtype):
   """(accumulator C type, its identity, combine(a, b) with ``a`` the earlier
-  prefix): float32 sums and log-sum-exps in double, integer sums and
-  products in wide unsigned types."""
+  prefix): float sums, products and log-sum-exps in double, integer sums
+  and products in wide unsigned types."""
   dtype = np.dtype(dtype)
   ct = codegen_ops.ctype(dtype)
   f = dtype.kind == "f"
   if name in ("cumsum", "cumprod"):
-    acc = ("double" if name == "cumsum" else ct) if f else codegen_ops.wide_unsigned(dtype)
+    acc = "double" if f else codegen_ops.wide_unsigned(dtype)
     op = "+" if name == "cumsum" else "*"
     # -0.0 + x is x for every x, -0.0 included.
     identity = ("(-0.0)" if name == "cumsum" else "1.0") if f else ("0" if op == "+" else "1")
@@ -341,7 +344,76 @@ def _accumulator(name, dtype):
   return ct, identity, lambda a, b: f"({b} {cmp} {a} ? {b} : {a})"
 
 
+def _lanes(shape, axis):
+  """(lanes, width, lane_stride, step, rows): lanes scanned together are
+  adjacent columns of an inner axis (vectorized), or adjacent rows when the
+  axis is the last one (independent chains)."""
+  outer, n, inner = _split(shape, axis)
+  if inner > 1:
+    return inner, min(inner, _WIDTH), 1, inner, outer
+  return outer, min(outer, _ROW_LANES), n, 1, 1
+
+
+def _decompose(fn, x, shape, axis, ct, acc, blocks, block):
+  outer, n, inner = _split(shape, axis)
+  lanes, width, lane_stride, step, rows = _lanes(shape, axis)
+  chunks = -(-lanes // width)
+  return [f"const int64_t task = q / {blocks}, b = q % {blocks};",
+          f"const int64_t o = task / {chunks}, j0 = task % {chunks} * {width};",
+          f"const int64_t w = {lanes} - j0 < {width} ? {lanes} - j0 : {width};",
+          f"const int64_t lo = b * {block}, hi = lo + {block} < {n} ? lo + {block} : {n};",
+          f"const {ct}* xb = {fn.ptr(x)} + o * {n * inner} + j0 * {lane_stride};",
+          f"{acc} a[{width}];"]
+
+
 def _emit_cumulative(eqn, fn):
+  name, x = eqn.primitive.name, eqn.invars[0]
+  if name in scan_order.ORDERED and np.dtype(x.aval.dtype).kind == "f":
+    _emit_ordered(eqn, fn)
+  else:
+    _emit_exact(eqn, fn)
+
+
+def _xscan_helper(fn, name, combine, identity):
+  """C twin of scan_order._exclusive: the exclusive scan of ``m`` totals
+  (stride ``s``) in place, recursively by blocks; ``tmp`` holds
+  scan_order.exclusive_scan_sizes(m) doubles."""
+  B = scan_order.SCAN_BLOCK
+  fname = f"pj_xscan_{name}"
+  fn.unit.helper(fname, lambda: rf"""
+static void {fname}(double* t, int64_t m, int64_t s, double* tmp) {{
+  if (m <= {B}) {{
+    double run = t[0];
+    t[0] = {identity};
+    for (int64_t i = 1; i < m; i++) {{
+      const double v = t[i * s]; t[i * s] = run; run = {combine('run', 'v')};
+    }}
+    return;
+  }}
+  const int64_t g = (m + {B - 1}) / {B};
+  for (int64_t k = 0; k < g; k++) {{
+    const int64_t lo = k * {B}, hi = lo + {B} < m ? lo + {B} : m;
+    double run = t[lo * s];
+    t[lo * s] = {identity};
+    for (int64_t i = lo + 1; i < hi; i++) {{
+      const double v = t[i * s]; t[i * s] = run; run = {combine('run', 'v')};
+    }}
+    tmp[k] = run;
+  }}
+  {fname}(tmp, g, 1, tmp + g);
+  for (int64_t k = 1; k < g; k++) {{
+    const int64_t lo = k * {B}, hi = lo + {B} < m ? lo + {B} : m;
+    for (int64_t i = lo; i < hi; i++) t[i * s] = {combine('tmp[k]', 't[i * s]')};
+  }}
+}}
+""")
+  return fname
+
+
+def _emit_ordered(eqn, fn):
+  """A float sum, product or log-sum-exp in scan_order's block order: each
+  block scanned from its first element, its offset the recursive exclusive
+  scan of the block totals (the same bits as the NumPy implementation)."""
   name, p = eqn.primitive.name, eqn.params
   x, y = eqn.invars[0], eqn.outvars[0]
   shape = tuple(x.aval.shape)
@@ -351,12 +423,122 @@ def _emit_cumulative(eqn, fn):
   acc, identity, combine = _accumulator(name, x.aval.dtype)
   if name == "cumlogsumexp":
     fn.unit.helper("logaddexp", lambda: _LOGADDEXP)
-  # Lanes scanned together: adjacent columns of an inner axis (vectorized),
-  # or adjacent rows when the axis is the last one (independent chains).
-  if inner > 1:
-    lanes, width, lane_stride, step, rows = inner, min(inner, _WIDTH), 1, inner, outer
-  else:
-    lanes, width, lane_stride, step, rows = outer, min(outer, _ROW_LANES), n, 1, 1
+  lanes, width, lane_stride, step, rows = _lanes(shape, axis)
+  tasks = rows * -(-lanes // width)
+  block = scan_order.SCAN_BLOCK
+  blocks = -(-n // block)
+  items = tasks * blocks
+  total = outer * n * inner
+  decompose = _decompose(fn, x, shape, axis, ct, acc, blocks, block)
+  at = (lambda i: f"({n - 1} - ({i}))") if reverse else (lambda i: i)
+  x_at = lambda i: f"({acc})xb[{at(i)} * {step} + j * {lane_stride}]"
+  y_at = f"yb[{at('p')} * {step} + j * {lane_stride}]"
+  # Each block runs from its first element (identity-free: exact signs of zero).
+  scan = [f"  for (int64_t j = 0; j < {width}; j++) a[j] = {identity};",
+          f"  for (int64_t j = 0; j < w; j++) a[j] = {x_at('lo')};"]
+  if 1 < blocks <= block and tasks >= _FEW:
+    # Enough tasks: each scans its lanes whole in one pass, the block
+    # offsets (one level of block totals) running along.
+    _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at, scan,
+                           _decompose(fn, x, shape, axis, ct, acc, 1, n), tasks, blocks,
+                           width, total)
+    return
+  lines = []
+  if blocks > 1:
+    tot = fn.scratch_buffer(acc, items * width)
+    tmp_each = max(1, scan_order.exclusive_scan_sizes(blocks))
+    tmp = fn.scratch_buffer(acc, tasks * width * tmp_each)
+    xscan = _xscan_helper(fn, name, combine, identity)
+    lines += _pragma(fn, "parallel for schedule(static)", total)
+    lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + scan + [
+        "  for (int64_t p = lo + 1; p < hi; p++)",
+        f"    for (int64_t j = 0; j < w; j++) a[j] = {combine('a[j]', x_at('p'))};",
+        f"  for (int64_t j = 0; j < {width}; j++) {tot}[q * {width} + j] = a[j];",
+        "}",
+        "/* each block's offset: the exclusive scan of the block totals */"]
+    lines += _pragma(fn, "parallel for schedule(static)", tasks * width * blocks)
+    lines += [f"for (int64_t k = 0; k < {tasks * width}; k++)",
+              f"  {xscan}({tot} + k / {width} * {blocks * width} + k % {width}, {blocks}, "
+              f"{width}, {tmp} + k * {tmp_each});"]
+  lines += _pragma(fn, "parallel for schedule(static)", total)
+  lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + [
+      f"  {ct}* yb = {fn.ptr(y)} + o * {n * inner} + j0 * {lane_stride};"] + scan + [
+      "  if (b == 0) {",
+      f"    for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = ({ct})a[j]; }}",
+      "    for (int64_t p = lo + 1; p < hi; p++)",
+      "      for (int64_t j = 0; j < w; j++) {",
+      f"        a[j] = {combine('a[j]', x_at('p'))};",
+      f"        {y_at} = ({ct})a[j];",
+      "      }"]
+  if blocks > 1:
+    off = f"{tot}[q * {width} + j]"
+    lines += [
+      "  } else {",
+      f"    for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; "
+      f"{y_at} = ({ct}){combine(off, 'a[j]')}; }}",
+      "    for (int64_t p = lo + 1; p < hi; p++)",
+      "      for (int64_t j = 0; j < w; j++) {",
+      f"        a[j] = {combine('a[j]', x_at('p'))};",
+      f"        {y_at} = ({ct}){combine(off, 'a[j]')};",
+      "      }"]
+  lines += ["  }", "}"]
+  what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(shape)}"
+  fn.lines += [f"{{ /* {what}: {blocks} block(s) in scan order */"] + [
+      "  " + s for s in lines] + ["}"]
+
+
+def _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at, scan,
+                           decompose, tasks, blocks, width, total):
+  """_emit_ordered's order when the block totals fit one level of
+  scan_order._exclusive: block b's offset is the running combination of the
+  totals before it (block 0 none)."""
+  block, n = scan_order.SCAN_BLOCK, eqn.invars[0].aval.shape[eqn.params["axis"]]
+  p = eqn.params
+  lines = _pragma(fn, "parallel for schedule(static)", total)
+  lines += [f"for (int64_t q = 0; q < {tasks}; q++) {{"] + ["  " + s for s in decompose] + [
+      f"  {ct}* yb = {fn.ptr(y)} + o * {n * _split(x.aval.shape, p['axis'])[2]} "
+      f"+ j0 * {_lanes(x.aval.shape, p['axis'])[2]};",
+      f"  {acc} off[{width}];",
+      f"  for (int64_t bb = 0; bb < {blocks}; bb++) {{",
+      f"    const int64_t lo = bb * {block}, hi = lo + {block} < {n} ? lo + {block} : {n};"]
+  lines += ["  " + s for s in scan]
+  lines += [
+      "    if (bb == 0) {",
+      f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = ({ct})a[j]; }}",
+      "      for (int64_t p = lo + 1; p < hi; p++)",
+      "        for (int64_t j = 0; j < w; j++) {",
+      f"          a[j] = {combine('a[j]', x_at('p'))};",
+      f"          {y_at} = ({ct})a[j];",
+      "        }",
+      "      for (int64_t j = 0; j < w; j++) off[j] = a[j];",
+      "    } else {",
+      f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; "
+      f"{y_at} = ({ct}){combine('off[j]', 'a[j]')}; }}",
+      "      for (int64_t p = lo + 1; p < hi; p++)",
+      "        for (int64_t j = 0; j < w; j++) {",
+      f"          a[j] = {combine('a[j]', x_at('p'))};",
+      f"          {y_at} = ({ct}){combine('off[j]', 'a[j]')};",
+      "        }",
+      f"      for (int64_t j = 0; j < w; j++) off[j] = {combine('off[j]', 'a[j]')};",
+      "    }",
+      "  }",
+      "}"]
+  name, reverse, axis = eqn.primitive.name, p["reverse"], p["axis"]
+  what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(x.aval.shape)}"
+  fn.lines += [f"{{ /* {what}: {blocks} blocks in scan order, one pass */"] + [
+      "  " + s for s in lines] + ["}"]
+
+
+def _emit_exact(eqn, fn):
+  """Integer sums and products (wrapping) and extrema: exact in any order."""
+  name, p = eqn.primitive.name, eqn.params
+  x, y = eqn.invars[0], eqn.outvars[0]
+  shape = tuple(x.aval.shape)
+  axis, reverse = p["axis"], p["reverse"]
+  outer, n, inner = _split(shape, axis)
+  ct = codegen_ops.ctype(x.aval.dtype)
+  acc, identity, combine = _accumulator(name, x.aval.dtype)
+  lanes, width, lane_stride, step, rows = _lanes(shape, axis)
   chunks = -(-lanes // width)
   tasks = rows * chunks
   # Blocks along the axis only when few tasks have long scans.
@@ -364,12 +546,7 @@ def _emit_cumulative(eqn, fn):
   blocks = -(-n // block)
   items = tasks * blocks
   total = outer * n * inner
-  decompose = [f"const int64_t task = q / {blocks}, b = q % {blocks};",
-               f"const int64_t o = task / {chunks}, j0 = task % {chunks} * {width};",
-               f"const int64_t w = {lanes} - j0 < {width} ? {lanes} - j0 : {width};",
-               f"const int64_t lo = b * {block}, hi = lo + {block} < {n} ? lo + {block} : {n};",
-               f"const {ct}* xb = {fn.ptr(x)} + o * {n * inner} + j0 * {lane_stride};",
-               f"{acc} a[{width}];"]
+  decompose = _decompose(fn, x, shape, axis, ct, acc, blocks, block)
   at = f"({n - 1} - p)" if reverse else "p"
   x_at, y_at = (f"{v}[{at} * {step} + j * {lane_stride}]" for v in ("xb", "yb"))
   lines = []

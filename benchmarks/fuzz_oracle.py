@@ -1,0 +1,154 @@
+"""benchmarks/fuzz.py's oracle mode: the same random programs run by purejax
+(jit, C backend) and by the real JAX, when it is installed; outputs compared
+dtype-aware: integers and booleans exactly, floats within ``ULPS`` float32
+ulps or a relative tolerance, NaN where NaN, the same dtypes and shapes.
+
+JAX is imported here only (never by the purejax package).  ``--x64`` turns
+on 64-bit types in both.
+"""
+import traceback
+import warnings
+
+import numpy as np
+
+from fuzz import Failure, Report, batch_function, run_c, _trace
+from fuzz_programs import NAMESPACE
+
+ULPS = 4
+RTOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+
+
+def available():
+  try:
+    import jax  # noqa: F401
+    return True
+  except ImportError:
+    return False
+
+
+def _jax_namespace():
+  import jax
+  import jax.numpy as jnp
+  import jax.scipy.special  # noqa: F401
+  from jax import lax
+  return dict(NAMESPACE, jax=jax, jnp=jnp, lax=lax)
+
+
+def _jax_function(programs):
+  ns = _jax_namespace()
+  fns = []
+  for p in programs:
+    scope = dict(ns)
+    exec(compile(p.source(), f"<fuzz {p.label}>", "exec"), scope)
+    fns.append(scope["f"])
+  counts = [len(p.inputs) for p in programs]
+
+  def f(*args):
+    outs, k = [], 0
+    for fn, c in zip(fns, counts):
+      outs += list(fn(*args[k:k + c]))
+      k += c
+    return outs
+
+  return f
+
+
+def run_jax(programs, x64):
+  import jax
+  jax.config.update("jax_enable_x64", bool(x64))
+  args = [a for p in programs for a in p.arrays()]
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    return [np.asarray(o) for o in jax.jit(_jax_function(programs))(*args)]
+
+
+def _float_ok(e, g):
+  e64, g64 = e.astype(np.float64), g.astype(np.float64)
+  same = (e64 == g64) | (np.isnan(e64) & np.isnan(g64))
+  tiny = np.finfo(e.dtype).tiny
+  spacing = np.spacing(np.abs(e).astype(np.float32 if e.itemsize <= 4 else e.dtype))
+  with np.errstate(all="ignore"):
+    diff = np.abs(e64 - g64)
+    close = (diff <= ULPS * np.maximum(spacing.astype(np.float64), tiny)) | (
+        diff <= RTOL.get(e.dtype, 1e-5) * np.abs(e64))
+  return same | (np.isfinite(e64) & np.isfinite(g64) & close)
+
+
+def compare_oracle(expected, got):
+  """(message, flat indices of bad elements) or (None, None)."""
+  expected, got = np.asarray(expected), np.asarray(got)
+  if got.dtype != expected.dtype or got.shape != expected.shape:
+    return (f"JAX gives {expected.dtype}{list(expected.shape)}, purejax "
+            f"{got.dtype}{list(got.shape)}", np.zeros(0, int))
+  if expected.dtype.kind in "fc":
+    if expected.dtype.kind == "c":
+      ok = _float_ok(expected.real, got.real) & _float_ok(expected.imag, got.imag)
+    else:
+      ok = _float_ok(expected, got)
+  else:
+    ok = expected == got
+  idx = np.flatnonzero(~np.asarray(ok))
+  return (None, None) if idx.size == 0 else ("values differ from JAX", idx)
+
+
+def _describe(e, g, idx, limit=4):
+  lines = []
+  for i in idx[:limit]:
+    pos = np.unravel_index(i, e.shape) if e.ndim else ()
+    lines.append(f"at {tuple(int(k) for k in pos)}: JAX {e.reshape(-1)[i]!r}, "
+                 f"purejax {g.reshape(-1)[i]!r}")
+  if len(idx) > limit:
+    lines.append(f"... {len(idx)} of {e.size} elements differ")
+  return lines
+
+
+def check_batch_oracle(programs, x64=False):
+  """Runs ``programs`` (one jitted function) by purejax's C backend and by JAX."""
+  from purejax._src.config import config
+  report = Report()
+  with config.override("jax_enable_x64", bool(x64)):
+    try:
+      jaxpr, args = _trace(programs)
+      got, _, _ = run_c(jaxpr, args)
+    except Exception:
+      report.failures.append(Failure("generator", None, None, "purejax raised",
+                                     traceback.format_exc(limit=-3).splitlines()))
+      return report
+  try:
+    expected = run_jax(programs, x64)
+  except Exception:   # find the programs JAX rejects
+    if len(programs) == 1:
+      report.failures.append(Failure("mismatch", 0, None, "JAX raised where purejax did not",
+                                     traceback.format_exc(limit=-2).splitlines()))
+      return report
+    for i, p in enumerate(programs):
+      sub = check_batch_oracle([p], x64)
+      for f in sub.failures:
+        f.program = i
+      report.failures += sub.failures
+      report.stats.update(sub.stats)
+    return report
+  where = [(i, j) for i, p in enumerate(programs) for j in range(len(p.outputs))]
+  for (i, j), e, g in zip(where, expected, got):
+    report.stats["outputs"] += 1
+    e, g = np.asarray(e), np.asarray(g)
+    message, idx = compare_oracle(e, g)
+    if message:
+      details = _describe(e, g, idx) if idx is not None and idx.size else []
+      positions = [np.unravel_index(k, e.shape) for k in idx[:4]] if idx is not None else []
+      report.failures.append(Failure("mismatch", i, j, message, details, positions))
+  report.stats["programs"] += len(programs)
+  return report
+
+
+def oracle_tail(x64):
+  """The reproducer's last lines: purejax's C backend against JAX."""
+  return ["import jax as real_jax, jax.numpy, jax.scipy.special, jax.lax",
+          f"real_jax.config.update('jax_enable_x64', {bool(x64)})",
+          f"config.update('jax_enable_x64', {bool(x64)})",
+          "with config.override('purejax_backend', 'cpu'), "
+          "config.override('purejax_compile_sync', True):",
+          "  got = jax.jit(f)(*args)",
+          "ns = dict(globals(), jax=real_jax, jnp=real_jax.numpy, lax=real_jax.lax)",
+          "exec(SOURCE, ns)",
+          "expected = real_jax.jit(ns['f'])(*args)"]
