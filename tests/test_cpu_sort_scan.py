@@ -94,16 +94,18 @@ def test_sort_64_bit_matches_numpy(x64, dtype):
     np.testing.assert_array_equal(got, np.sort(x, axis=d))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, "bfloat16"], ids=str)
 def test_float_order_and_stability(x64, dtype):
+  dtype = jnp.dtype(dtype)
   # -0.0 == 0.0 and all NaNs equal (after +inf): the sort is stable, so their
   # order stays; values (sign bits, NaN signs) are untouched.
   x = np.tile(SPECIALS.astype(dtype), 50)   # 600 > 32: the radix path too
   for n in (12, 600):
     keys, perm = _compiled(lambda x: lax.sort_key_val(x, lax.iota(np.int32, n)), x[:n])
     xs = x[:n]
-    expected = np.lexsort([np.arange(n), np.where(np.isnan(xs), np.inf, xs),
-                           np.isnan(xs)])
+    wide = xs.astype(np.float64)   # 16-bit floats: NumPy's lexsort needs a native type
+    expected = np.lexsort([np.arange(n), np.where(np.isnan(wide), np.inf, wide),
+                           np.isnan(wide)])
     np.testing.assert_array_equal(perm, expected)
     np.testing.assert_array_equal(_bits(keys), _bits(xs[perm]))
 
@@ -118,6 +120,22 @@ def test_float_order_matches_jax():
       (x, real.lax.iota(np.int32, x.shape[0])), num_keys=1, is_stable=True))(x)
   np.testing.assert_array_equal(perm, np.asarray(want_perm))
   np.testing.assert_array_equal(_bits(keys), _bits(want_keys))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_float_sorts_match_jax(dtype):
+  real = oracle()
+  x = np.concatenate([SPECIALS, RNG.randn(300).astype(np.float32).round(1), [65504, -6e-8]])
+  x = np.stack([x, x[::-1]]).astype(jnp.dtype(dtype))
+  k = RNG.randint(0, 5, x.shape).astype(np.int32)
+  for f in (lambda lax_, x, k: lax_.sort(x, dimension=1),
+            lambda lax_, x, k: lax_.sort(x, dimension=0),
+            lambda lax_, x, k: lax_.sort((k, x), dimension=1, num_keys=1),
+            lambda lax_, x, k: lax_.sort((x, k), dimension=1, num_keys=2)):
+    got = _compiled(lambda x, k: f(lax, x, k), x, k)
+    want = real.jit(lambda x, k: f(real.lax, x, k))(x, k)
+    for a, b in zip(jax.tree_util.tree_leaves(got), real.tree_util.tree_leaves(want)):
+      assert a.tobytes() == np.asarray(b).tobytes()
 
 
 def test_several_operands_and_keys():

@@ -21,8 +21,8 @@ blocks along the axis: each block's total is computed, the totals are
 prefixed, and each block rescanned from its offset.  The split depends only
 on the shape, so the bits do not depend on the thread count.
 
-Half floats and complex numbers have no C code: those sorts and scans stay
-host steps (NumPy).
+16-bit floats sort by keys made from their stored bits; their scans, and
+complex sorts and scans, have no C code: those stay host steps (NumPy).
 """
 import numpy as np
 
@@ -58,6 +58,8 @@ def supported(eqn):
   uint32."""
   for v in eqn.invars:
     dtype = np.dtype(v.aval.dtype)
+    if eqn.primitive.name == "sort" and codegen_ops.is_half(dtype):
+      continue   # keys from the stored bits; values only copied
     if codegen_ops.is_half(dtype) or dtype.kind not in ("biuf" if eqn.primitive.name == "sort"
                                                         else "iuf"):
       return False
@@ -97,6 +99,8 @@ def _key(dtype, value):
   """A C expression: the unsigned key of ``value`` ordered as lax sorts."""
   dtype = np.dtype(dtype)
   kt = _key_type(dtype)
+  if codegen_ops.is_half(dtype):   # ``value`` is the stored bits
+    return f"pj_sort_key_{dtype.name}({value})"
   if dtype.kind == "f":
     return f"pj_sort_key_{'f32' if dtype == np.float32 else 'f64'}({value})"
   if dtype.kind == "i":   # flipping the sign bit orders two's complement as unsigned
@@ -117,6 +121,15 @@ static inline uint32_t pj_sort_key_f32(float x) {
 static inline uint64_t pj_sort_key_f64(double x) {
   uint64_t u = x != x ? 0x7ff8000000000000ULL : x == 0.0 ? 0ULL : pj_bits(x);
   return u & 0x8000000000000000ULL ? ~u : u | 0x8000000000000000ULL; }
+/* 16-bit floats from their bits: NaN when the magnitude is above infinity's. */
+static inline uint16_t pj_sort_key_half(uint16_t u, uint16_t inf, uint16_t nan) {
+  const uint16_t m = u & 0x7fff;
+  u = m > inf ? nan : m == 0 ? 0 : u;
+  return u & 0x8000 ? (uint16_t)~u : (uint16_t)(u | 0x8000); }
+static inline uint16_t pj_sort_key_float16(uint16_t u) {
+  return pj_sort_key_half(u, 0x7c00, 0x7e00); }
+static inline uint16_t pj_sort_key_bfloat16(uint16_t u) {
+  return pj_sort_key_half(u, 0x7f80, 0x7fc0); }
 """]
   for kt in _KEY_BITS.values():
     out.append(rf"""
@@ -200,7 +213,7 @@ def _iota_along(fn, v, dimension):
   view = fn.plan.views.get(v)
   return (view is not None and view.primitive.name == "iota"
           and view.params["dimension"] == dimension
-          and np.dtype(v.aval.dtype).kind in "iuf")
+          and np.dtype(v.aval.dtype).kind in "iuf" and not codegen_ops.is_half(v.aval.dtype))
 
 
 def _read_vars(jaxpr):
@@ -263,7 +276,7 @@ def _emit_sort(eqn, fn):
   for x, v, y in zip(xs, eqn.invars, eqn.outvars):
     if type(y) is DropVar or y not in read:   # argsort's sorted keys
       continue
-    ct = codegen_ops.ctype(v.aval.dtype)
+    ct = codegen_ops.storage_ctype(v.aval.dtype)   # values are copied as stored
     pos = f"base + g + i * {inner}"
     if _iota_along(fn, v, dim):
       gathers.append(f"    {fn.ptr(y)}[{pos}] = ({ct})s0[g][i].i;")
