@@ -1,5 +1,5 @@
 """scipy.special on lax primitives: scaled error functions (erfcx, dawsn),
-Fresnel integrals, Owen's T, Bessel J_n, Bernoulli numbers and the
+Fresnel, sine and cosine integrals, Owen's T, Bessel J_n, Bernoulli numbers and the
 hypergeometric functions 1F1 and 2F1.
 
 Series run as fixed-length ``fori_loop``s and the functions with simple
@@ -272,3 +272,50 @@ def hyp2f1(a, b, c, x):
   value = _hyp2f1_unit_interval(a, jnp.where(neg, c - b, b), c, jnp.where(x > 1, 0, xs))
   value = jnp.where(neg, (1 - x) ** (-a) * value, value)
   return jnp.where(x > 1, jnp.nan, value)
+
+
+# -- sine and cosine integrals -------------------------------------------------------
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _sici_series(x, n_terms=40):
+  # Si = sum (-1)^n x^(2n+1) / ((2n+1) (2n+1)!), Ci - gamma - ln x = sum_{n>=1}
+  # (-1)^n x^(2n) / (2n (2n)!); used for 0 <= x <= 4 (cancellation below e^4).
+  def body(m, carry):
+    power, si, ci = carry      # power = x^m / m!, m = 1, 2, ...
+    power = power * x / (m + 1)
+    k = m + 1
+    sign = jnp.where((k // 2) % 2 == 0, 1, -1).astype(x.dtype)
+    odd = k % 2 == 1
+    return (power, si + jnp.where(odd, sign * power / k, 0),
+            ci + jnp.where(odd, 0, sign * power / k))
+  _, si, ci = lax.fori_loop(1, n_terms, body, (x, x, jnp.zeros_like(x)))
+  return si, ci + _EULER_GAMMA + jnp.log(x)
+
+
+def _sici_continued_fraction(x, n_terms=60):
+  # E1(ix) = -Ci(x) + i (Si(x) - pi/2), with E1(z) = e^-z / (z + 1 - 1/(z + 3 - 4/(z + 5 - ...)))
+  # evaluated from the tail; used for x > 4.
+  cdtype = np.result_type(x.dtype, np.complex64)
+  z = lax.complex(jnp.zeros_like(x), x).astype(cdtype)
+  def body(i, acc):
+    k = n_terms - 1 - i
+    return z + (2 * k + 1) - ((k + 1) * (k + 1)) / acc
+  frac = lax.fori_loop(0, n_terms, body, z + (2 * n_terms + 1))
+  e1 = lax.complex(jnp.cos(x), -jnp.sin(x)).astype(cdtype) / frac
+  return jnp.imag(e1) + math.pi / 2, -jnp.real(e1)
+
+
+def sici(x):
+  x, = promote_args_inexact("sici", x)
+  _real_only("sici", x)
+  ax = jnp.abs(x)
+  large = ax > 4
+  si_small, ci_small = _sici_series(jnp.where(large, 1, ax))
+  si_large, ci_large = _sici_continued_fraction(jnp.where(large, ax, 5))
+  si = jnp.where(large, si_large, si_small)
+  ci = jnp.where(large, ci_large, ci_small)
+  si = jnp.where(jnp.isinf(ax), math.pi / 2, si)
+  ci = jnp.where(jnp.isinf(ax), 0, jnp.where(ax == 0, -jnp.inf, ci))
+  return jnp.sign(x) * si, ci
