@@ -53,7 +53,7 @@ def minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_max
   def body(s):
     p = -s["H"] @ s["g"]
     ls = line_search(fun, s["x"], p, old_fval=s["f"], old_old_fval=s["old_old_f"], gfk=s["g"],
-                     maxiter=line_search_max)
+                     maxiter=line_search_maxiter)
     step = ls.a_k * p
     y = ls.g_k - s["g"]
     ys = jnp.dot(y, step)
@@ -67,7 +67,6 @@ def minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_max
                 g=keep(ls.g_k, s["g"]), H=keep(H_new, s["H"]), old_old_f=s["f"],
                 ls_status=ls.status)
 
-  line_search_max = line_search_maxiter
   s = lax.while_loop(cond, body, state0)
   status = _status(s["converged"], s["k"], maxiter, s["failed"], s["ls_status"])
   return OptimizeResults(x=s["x"], success=s["converged"] & ~s["failed"], status=status,
