@@ -119,3 +119,17 @@ def test_float32_matches_jax():
   for o, t in zip(ours, theirs):
     assert o.dtype == t.dtype and o.shape == t.shape
     np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-5)
+
+
+def test_detrend_matches_scipy(x64):
+  import scipy.signal as ss
+  import purejax.scipy.signal as ps
+  rng = np.random.RandomState(1)
+  x = rng.randn(3, 11) + np.arange(11.) ** 2
+  for kw in ({}, {"type": "constant"}, {"bp": [3, 6]}, {"axis": 0}, {"axis": 0, "type": "constant"}):
+    np.testing.assert_allclose(ps.detrend(x, **kw), ss.detrend(x, **kw), atol=1e-11)
+  out = purejax.jit(lambda x: ps.detrend(x, bp=[4]))(x)
+  np.testing.assert_allclose(out, ss.detrend(x, bp=[4]), atol=1e-11)
+  assert ps.detrend(np.arange(10)).dtype == np.float64
+  with pytest.raises(ValueError, match="Trend type"):
+    ps.detrend(x, type="foo")

@@ -1,8 +1,9 @@
 """purejax.scipy.special: SciPy's special functions (JAX's subset).
 
-Differs from JAX: ``gamma`` and ``loggamma`` take real inputs only; ``wofz``,
-``erfcx``, ``dawsn``, ``sici``, ``hyp1f1``, ``hyp2f1``, ``bessel_jn``,
-``sph_harm_y``, ``owens_t``, ``fresnel`` and ``bernoulli`` are not provided yet.
+Differs from JAX: ``gamma`` and ``loggamma`` take real inputs only; ``hyp2f1``
+is for x <= 1 with c - a - b not an integer; ``bernoulli`` is exact (JAX's
+carries float32 rounding); ``wofz`` and ``sph_harm_y`` are not provided
+yet.
 """
 from purejax._src.scipy.logsumexp import logsumexp
 from purejax._src.scipy.special import (
@@ -10,10 +11,13 @@ from purejax._src.scipy.special import (
     factorial, gamma, gammainc, gammaincc, gammaln, gammasgn, i0, i0e, i1, i1e, kl_div,
     log_softmax, loggamma, logit, multigammaln, poch, polygamma, rel_entr, softmax, xlog1py,
     xlogy, zeta)
+from purejax._src.scipy.special_more import (
+    bernoulli, bessel_jn, dawsn, erfcx, fresnel, hyp1f1, hyp2f1, owens_t, sici)
 from purejax._src.scipy.special_expint import exp1, expi, expn, spence
 from purejax._src.scipy.special_ndtr import log_ndtr, ndtr, ndtri
 
 __all__ = [
+    "bernoulli", "bessel_jn", "dawsn", "erfcx", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici",
     "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "erf",
     "erfc", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "gamma", "gammainc",
     "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr",
