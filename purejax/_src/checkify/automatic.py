@@ -26,10 +26,10 @@ def _nan_checked(primitive):
 
 def add_checks(trace, primitive, vals, outs, params):
   enabled = trace.enabled
+  if errors.DivisionByZeroError in enabled and primitive.name == "div":
+    _div_check(trace, vals[1])   # before the NaN check: 0/0 reports the division
   if errors.NaNError in enabled and _nan_checked(primitive):
     _nan_check(trace, primitive, outs)
-  if errors.DivisionByZeroError in enabled and primitive.name == "div":
-    _div_check(trace, vals[1])
   if errors.OOBError in enabled:
     bounds = _index_bounds(primitive, vals, params)
     if bounds is not None:
