@@ -164,3 +164,50 @@ def test_checkify_grad_of_output():
   ck = pcheckify
   g = purejax.grad(lambda x: ck.checkify(_positive(pjnp, ck))(x)[1])(-1.)
   np.testing.assert_allclose(g, np.cos(-1.), rtol=1e-6)
+
+
+CHEX_PROGRAM = '''
+import importlib, importlib.util, sys, types
+import purejax
+
+class _Alias:   # every jax.X resolves to purejax.X
+  def find_spec(self, name, path=None, target=None):
+    if name != "jax" and not name.startswith("jax."):
+      return None
+    try:
+      mod = importlib.import_module("purejax" + name[3:])
+    except ImportError:
+      return None
+    loader = type("L", (), {"create_module": lambda s, spec: mod,
+                            "exec_module": lambda s, m: None})()
+    return importlib.util.spec_from_loader(name, loader)
+
+sys.meta_path.insert(0, _Alias())
+# chex imports jax._src.compiler (used only by chex.restrict_backends): a test-local stand-in.
+sys.modules["jax._src.compiler"] = types.ModuleType("jax._src.compiler")
+import jax, jax.numpy as jnp, chex
+
+@chex.chexify(async_check=False)
+@jax.jit
+def f(x):
+  chex.assert_tree_all_finite(x)
+  return x * 2
+
+assert list(f(jnp.array([1.0, 2.0]))) == [2.0, 4.0]
+try:
+  f(jnp.array([1.0, jnp.inf]))
+except AssertionError as e:
+  assert "assert_tree_all_finite" in str(e), e
+  print("OK")
+'''
+
+
+def test_chex_chexify_inside_jit():
+  import importlib.util, os, subprocess, sys
+  if importlib.util.find_spec("chex") is None:
+    pytest.skip("chex is not installed")
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]))
+  done = subprocess.run([sys.executable, "-c", CHEX_PROGRAM], env=env, capture_output=True,
+                        text=True, timeout=600)
+  assert done.returncode == 0 and "OK" in done.stdout, done.stderr[-3000:]
