@@ -185,6 +185,8 @@ class _Alias:   # every jax.X resolves to purejax.X
 sys.meta_path.insert(0, _Alias())
 # chex imports jax._src.compiler (used only by chex.restrict_backends): a test-local stand-in.
 sys.modules["jax._src.compiler"] = types.ModuleType("jax._src.compiler")
+import purejax._src
+purejax._src.compiler = sys.modules["jax._src.compiler"]
 import jax, jax.numpy as jnp, chex
 
 @chex.chexify(async_check=False)
