@@ -189,11 +189,11 @@ import purejax._src
 purejax._src.compiler = sys.modules["jax._src.compiler"]
 import jax, jax.numpy as jnp, chex
 
-@chex.chexify(async_check=False)
-@jax.jit
-def f(x):
+def g(x):
   chex.assert_tree_all_finite(x)
   return x * 2
+
+f = chex.chexify(jax.jit(g), async_check=False)
 
 assert list(f(jnp.array([1.0, 2.0]))) == [2.0, 4.0]
 try:
