@@ -37,11 +37,24 @@ def executable_for(closed_jaxpr, num_threads=None):
     per_backend = _executables[key] = weakref.WeakKeyDictionary()
   exe = per_backend.get(closed_jaxpr)
   if exe is None:
+    _refuse_unstaged(closed_jaxpr.jaxpr)
     # Unused equations without effects are not run (an unused pure_callback
     # is not called), as in JAX.
     exe = per_backend[closed_jaxpr] = backends.compile_jaxpr(pe.dce_jaxpr(closed_jaxpr.jaxpr),
                                                              key[0], num_threads)
   return exe
+
+
+def _refuse_unstaged(jaxpr):
+  """Raises a primitive's ``unstaged_error`` (an unfunctionalized
+  ``checkify.check``) if ``jaxpr`` (at any depth) has one."""
+  from purejax._src.jaxpr import sub_jaxprs
+  for eqn in jaxpr.eqns:
+    message = getattr(eqn.primitive, "unstaged_error", None)
+    if message is not None:
+      raise ValueError(message)
+    for sub in sub_jaxprs(eqn.params):
+      _refuse_unstaged(getattr(sub, "jaxpr", sub))
 
 
 @pjit_p.def_impl

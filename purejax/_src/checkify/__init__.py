@@ -1,0 +1,1 @@
+"""checkify: functionalized runtime checks (``purejax.experimental.checkify``)."""

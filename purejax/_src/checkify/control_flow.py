@@ -1,0 +1,176 @@
+"""checkify's rules for primitives with sub-jaxprs: jit, cond, while, scan.
+
+A sub-jaxpr is checkified once, starting from no error, into a jaxpr that
+also returns its error's leaves.  Branches are widened to the union of their
+sites; a loop carries the error (starting from nothing failed) and merges
+each iteration's error into it; the call's error is merged into the trace's.
+"""
+import numpy as np
+
+from purejax._src import core
+from purejax._src import tree_util
+from purejax._src.checkify import errors
+from purejax._src.checkify.trace import higher_order_rules, run_checkified
+from purejax._src.jaxpr import eval_jaxpr
+
+
+def checkify_closed(closed, enabled):
+  """``(jaxpr, consts, error treedef)``: ``closed`` returning its error's
+  leaves before its outputs, taking ``consts`` before its inputs."""
+  from purejax._src.pjit import trace_closed
+  box = []
+
+  def fun(*args):
+    err, outs = run_checkified(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a),
+                               args, {}, enabled)
+    leaves, tree = tree_util.tree_flatten(err)
+    box.append(tree)
+    return [*leaves, *outs]
+
+  new, consts = trace_closed(fun, closed.in_avals)
+  return new, consts, box[0]
+
+
+def _sites(tree):
+  return tree_util.tree_unflatten(tree, [None] * tree.num_leaves)._sites
+
+
+def _zeros_error(tree, avals):
+  """An error of structure ``tree`` with nothing failed (payloads zero)."""
+  from purejax import numpy as jnp
+  leaves = [jnp.zeros(a.shape, a.dtype) for a in avals]
+  leaves[0] = jnp.asarray(False)
+  leaves[1] = jnp.asarray(np.int32(-1))
+  return tree_util.tree_unflatten(tree, leaves)
+
+
+# -- jit -------------------------------------------------------------------------------
+
+def _pjit_rule(trace, vals, params):
+  from purejax._src.pjit import pjit_p
+  new, consts, tree = checkify_closed(params["jaxpr"], trace.enabled)
+  if not _sites(tree):
+    return pjit_p.bind(*vals, **params)
+  outs = pjit_p.bind(*consts, *vals, **dict(params, jaxpr=new))
+  n = tree.num_leaves
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+  return outs[n:]
+
+
+# -- cond ------------------------------------------------------------------------------
+
+def _cond_rule(trace, vals, params):
+  from purejax._src.lax.control_flow import common
+  from purejax._src.lax.control_flow.cond import cond_p
+  from purejax._src.pjit import trace_closed
+  branches = params["branches"]
+  done = [checkify_closed(b, trace.enabled) for b in branches]
+  if not any(_sites(t) for _, _, t in done):
+    return cond_p.bind(*vals, **params)
+  union, site_avals = [], {}
+  for new, _, tree in done:
+    avals = iter(new.out_avals[2:tree.num_leaves])
+    for s in _sites(tree):
+      site_avals[s] = [next(avals) for _ in range(s.num_payload)]
+      if s not in union:
+        union.append(s)
+  widened = []
+  for new, consts, tree in done:
+    def fun(*args, new=new, tree=tree):
+      from purejax import numpy as jnp
+      outs = eval_jaxpr(new.jaxpr, new.consts, *args)
+      err = tree_util.tree_unflatten(tree, outs[:tree.num_leaves])
+      mine = dict(zip(err._sites, err._payloads))
+      payloads = [mine[s] if s in mine else [jnp.zeros(a.shape, a.dtype) for a in site_avals[s]]
+                  for s in union]
+      full = errors.Error(err._flag, err._code, payloads, union)
+      return [*tree_util.tree_leaves(full), *outs[tree.num_leaves:]]
+    widened.append(trace_closed(fun, new.in_avals))
+  # each widened branch takes its inner consts, then its own consts, then the operands
+  joined, all_consts = common.join_consts(
+      [(w, list(wc) + list(c)) for (w, wc), (_, c, _) in zip(widened, done)])
+  outs = cond_p.bind(vals[0], *all_consts, *vals[1:], **dict(params, branches=tuple(joined)))
+  full_tree = tree_util.tree_structure(errors.Error(0, 0, [[0] * s.num_payload
+                                                                 for s in union], union))
+  n = full_tree.num_leaves
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(full_tree, outs[:n]))
+  return outs[n:]
+
+
+# -- loops -----------------------------------------------------------------------------
+
+def _merging_body(new, tree, n_consts, split_rest):
+  """A body over (new's consts, consts, error carry, rest) that merges the
+  body's error into the carried one.  ``split_rest`` sizes the rest."""
+  n = tree.num_leaves
+
+  def fun(*args):
+    inner_consts, rest = args[:n_consts], args[n_consts:]
+    consts, carried, rest = rest[:split_rest], rest[split_rest:split_rest + n], rest[split_rest + n:]
+    outs = eval_jaxpr(new.jaxpr, new.consts, *inner_consts, *consts, *rest)
+    merged = errors.merge(tree_util.tree_unflatten(tree, list(carried)),
+                          tree_util.tree_unflatten(tree, outs[:n]))
+    return [*tree_util.tree_leaves(merged), *outs[n:]]
+  return fun
+
+
+def _while_rule(trace, vals, params):
+  from purejax._src.lax.control_flow.loops import while_p
+  from purejax._src.pjit import trace_closed
+  cond, body = params["cond_jaxpr"], params["body_jaxpr"]
+  cn, bn = params["cond_nconsts"], params["body_nconsts"]
+  cond_consts, body_consts, init = vals[:cn], vals[cn:cn + bn], vals[cn + bn:]
+  new, inner_consts, tree = checkify_closed(body, trace.enabled)
+  if not _sites(tree):
+    return while_p.bind(*vals, **params)
+  n = tree.num_leaves
+  err_avals = new.out_avals[:n]
+  body_avals = ([core.get_aval(c) for c in inner_consts] + body.in_avals[:bn] + err_avals
+                + body.in_avals[bn:])
+  new_body, body_extra = trace_closed(_merging_body(new, tree, len(inner_consts), bn),
+                                      body_avals)
+
+  def cond_fun(*args):
+    return eval_jaxpr(cond.jaxpr, cond.consts, *args[:cn], *args[cn + n:])
+  new_cond, cond_extra = trace_closed(cond_fun, cond.in_avals[:cn] + err_avals + cond.in_avals[cn:])
+  init_err = tree_util.tree_leaves(_zeros_error(tree, err_avals))
+  outs = while_p.bind(*cond_extra, *cond_consts, *body_extra, *inner_consts, *body_consts,
+                      *init_err, *init, cond_jaxpr=new_cond, body_jaxpr=new_body,
+                      cond_nconsts=len(cond_extra) + cn,
+                      body_nconsts=len(body_extra) + len(inner_consts) + bn)
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+  return outs[n:]
+
+
+def _scan_rule(trace, vals, params):
+  from purejax._src.lax.control_flow.scan import scan_p
+  from purejax._src.pjit import trace_closed
+  body, nc, ncarry = params["jaxpr"], params["num_consts"], params["num_carry"]
+  new, inner_consts, tree = checkify_closed(body, trace.enabled)
+  if not _sites(tree):
+    return scan_p.bind(*vals, **params)
+  n = tree.num_leaves
+  err_avals = new.out_avals[:n]
+  body_avals = ([core.get_aval(c) for c in inner_consts] + body.in_avals[:nc] + err_avals
+                + body.in_avals[nc:])
+  new_body, body_extra = trace_closed(_merging_body(new, tree, len(inner_consts), nc),
+                                      body_avals)
+  init_err = tree_util.tree_leaves(_zeros_error(tree, err_avals))
+  outs = scan_p.bind(*body_extra, *inner_consts, *vals[:nc], *init_err, *vals[nc:],
+                     **dict(params, jaxpr=new_body,
+                            num_consts=len(body_extra) + len(inner_consts) + nc,
+                            num_carry=n + ncarry))
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+  return outs[n:]
+
+
+def _register():
+  from purejax._src.lax.control_flow.cond import cond_p
+  from purejax._src.lax.control_flow.loops import while_p
+  from purejax._src.lax.control_flow.scan import scan_p
+  from purejax._src.pjit import pjit_p
+  higher_order_rules.update({pjit_p: _pjit_rule, cond_p: _cond_rule, while_p: _while_rule,
+                             scan_p: _scan_rule})
+
+
+_register()

@@ -1,0 +1,215 @@
+"""checkify: user checks and automatic NaN / division / index checks, under
+jit, grad, vmap and lax control flow, compared with real JAX (the oracle)."""
+import numpy as np
+import pytest
+
+import purejax
+import purejax.numpy as pjnp
+from purejax import lax as plax
+from purejax.experimental import checkify as pcheckify
+
+from conftest import oracle
+
+
+def _modules(real):
+  if real:
+    jax = oracle()
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.experimental import checkify
+    return jax, jnp, lax, checkify
+  return purejax, pjnp, plax, pcheckify
+
+
+def _positive(jnp, checkify):
+  def f(x):
+    checkify.check(x > 0, "x must be positive, got {x}", x=x)
+    return jnp.sin(x)
+  return f
+
+
+def _scan_prog(jax, jnp, lax, ck):
+  def body(c, xi):
+    ck.check(xi < 5, "too big {}", xi)
+    return c + xi, c
+  return ck.checkify(lambda x: lax.scan(body, 0., x))(jnp.arange(8.))
+
+
+def _while_prog(jax, jnp, lax, ck, n):
+  def body(c):
+    ck.check(c < 5, "c too big {}", c)
+    return c + 1
+  return ck.checkify(lambda x: lax.while_loop(lambda c: c < x, body, 0))(jnp.int32(n))
+
+
+def _cond_prog(jax, jnp, lax, ck, p):
+  def c(p, x):
+    return lax.cond(p, lambda x: (ck.check(x > 0, "neg {}", x), x)[1], jnp.log, x)
+  return ck.checkify(c, errors=ck.all_checks)(p, jnp.float32(-1.))
+
+
+def _fori_prog(jax, jnp, lax, ck):
+  return ck.checkify(lambda x: lax.fori_loop(
+      0, 4, lambda i, a: (ck.check(i < 2, "i={i}", i=i), a + i)[1], x))(jnp.int32(1))
+
+
+PROGRAMS = {
+    "eager_fail": lambda jax, jnp, lax, ck: ck.checkify(_positive(jnp, ck))(jnp.float32(-1.)),
+    "eager_pass": lambda jax, jnp, lax, ck: ck.checkify(_positive(jnp, ck))(jnp.float32(1.)),
+    "jit_outside": lambda jax, jnp, lax, ck: jax.jit(ck.checkify(_positive(jnp, ck)))(
+        jnp.float32(-2.)),
+    "jit_inside": lambda jax, jnp, lax, ck: ck.checkify(jax.jit(_positive(jnp, ck)))(
+        jnp.float32(-2.)),
+    "vmap_of_checkify": lambda jax, jnp, lax, ck: jax.vmap(ck.checkify(_positive(jnp, ck)))(
+        jnp.array([1., -1., -3.])),
+    "checkify_of_vmap": lambda jax, jnp, lax, ck: ck.checkify(jax.vmap(_positive(jnp, ck)))(
+        jnp.array([1., -3., -1.])),
+    "checkify_of_vmap_vmap": lambda jax, jnp, lax, ck: ck.checkify(
+        jax.vmap(jax.vmap(_positive(jnp, ck))))(jnp.array([[1., -3.], [-1., 2.]])),
+    "checkify_of_grad": lambda jax, jnp, lax, ck: ck.checkify(jax.grad(_positive(jnp, ck)))(
+        jnp.float32(-1.)),
+    "two_checks": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x: (ck.check(x > 0, "x {} {}", x, x * 2), ck.check(x > -5, "second"), x)[2])(
+        jnp.float32(-10.)),
+    "array_payload": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x: (ck.check(jnp.all(x > 0), "arr {}", x), x)[1])(jnp.array([1., -2.])),
+    "scan": _scan_prog,
+    "jit_scan": lambda jax, jnp, lax, ck: jax.jit(lambda: _scan_prog(jax, jnp, lax, ck))(),
+    "while_fail": lambda jax, jnp, lax, ck: _while_prog(jax, jnp, lax, ck, 10),
+    "while_pass": lambda jax, jnp, lax, ck: _while_prog(jax, jnp, lax, ck, 3),
+    "cond_true": lambda jax, jnp, lax, ck: _cond_prog(jax, jnp, lax, ck, True),
+    "cond_false": lambda jax, jnp, lax, ck: _cond_prog(jax, jnp, lax, ck, False),
+    "fori": _fori_prog,
+    "nan_log": lambda jax, jnp, lax, ck: ck.checkify(jnp.log, errors=ck.nan_checks)(
+        jnp.float32(-1.)),
+    "nan_jit_sin": lambda jax, jnp, lax, ck: ck.checkify(jax.jit(jnp.sin), errors=ck.nan_checks)(
+        jnp.float32(jnp.inf)),
+    "nan_dot": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x: jnp.dot(x, x), errors=ck.nan_checks)(jnp.array([jnp.inf, 0.])),
+    "nan_not_on_move": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x: jnp.maximum(-x.reshape(1), 1.), errors=ck.nan_checks)(jnp.float32(jnp.nan)),
+    "div_int": lambda jax, jnp, lax, ck: ck.checkify(lambda x, i: x // i, errors=ck.div_checks)(
+        jnp.int32(3), jnp.int32(0)),
+    "div_float_zero_by_zero": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x / i, errors=ck.all_checks)(jnp.float32(0), jnp.float32(0)),
+    "rem_not_checked": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x % i, errors=ck.div_checks)(jnp.int32(3), jnp.int32(0)),
+    "oob_gather": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x[i], errors=ck.index_checks)(jnp.arange(3.), jnp.int32(5)),
+    "oob_gather_2d": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x[1, i], errors=ck.index_checks)(jnp.ones((3, 4)), jnp.int32(9)),
+    "oob_negative": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x[i], errors=ck.index_checks)(jnp.ones((3, 4)), jnp.int32(-9)),
+    "oob_index_array": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x[i], errors=ck.index_checks)(jnp.ones((3, 4)), jnp.array([[1], [7]])),
+    "oob_dynamic_slice": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: lax.dynamic_slice(x, (i,), (2,)), errors=ck.index_checks)(
+        jnp.arange(3.), jnp.int32(5)),
+    "oob_scatter": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x.at[i].add(1.), errors=ck.index_checks)(jnp.ones((3, 4)),
+                                                              jnp.array([0, 5])),
+    "oob_in_bounds": lambda jax, jnp, lax, ck: ck.checkify(
+        lambda x, i: x[i], errors=ck.index_checks)(jnp.arange(3.), jnp.int32(2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_checkify_matches_jax(name):
+  real = _modules(True)
+  want_err, want_out = PROGRAMS[name](*real)
+  got_err, got_out = PROGRAMS[name](*_modules(False))
+  assert got_err.get() == want_err.get()
+  assert (got_err.get_exception() is None) == (want_err.get_exception() is None)
+  want_leaves = real[0].tree.leaves(want_out)
+  got_leaves = purejax.tree.leaves(got_out)
+  assert len(got_leaves) == len(want_leaves)
+  for g, w in zip(got_leaves, want_leaves):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+def test_error_methods_and_types():
+  ck = pcheckify
+  err, _ = ck.checkify(_positive(pjnp, ck))(pjnp.float32(-1.))
+  assert str(err) == "Error(x must be positive, got -1.0 (`check` failed))"
+  with pytest.raises(ck.JaxRuntimeError, match=r"got -1.0 \(`check` failed\)"):
+    err.throw()
+  assert isinstance(err.get_exception(), ck.FailedCheckError)
+  assert issubclass(ck.JaxRuntimeError, ValueError)
+  ok, _ = ck.checkify(_positive(pjnp, ck))(pjnp.float32(1.))
+  ok.throw()
+  assert ok.get() is None and ok.get_exception() is None
+  assert ck.all_checks == ck.user_checks | ck.nan_checks | ck.index_checks | ck.div_checks
+  assert ck.float_checks == ck.nan_checks | ck.div_checks
+  with pytest.raises(ck.JaxRuntimeError, match="got -1.0"):
+    ck.check_error(err)
+
+
+def test_check_outside_checkify_raises_as_jax():
+  ck = pcheckify
+  f = _positive(pjnp, ck)
+  with pytest.raises(ck.JaxRuntimeError, match=r"^x must be positive, got -1.0 \(`check` failed\)$"):
+    f(pjnp.float32(-1.))
+  f(pjnp.float32(1.))
+  with pytest.raises(ValueError, match="Cannot abstractly evaluate a checkify.check which was "
+                     "not functionalized. This probably means you tried to stage"):
+    purejax.jit(f)(pjnp.float32(-1.))
+  with pytest.raises(TypeError, match=r"^Formatting arguments to checkify.check need to be "
+                     r"PyTrees of arrays, but got -1.0 of type <class 'float'>.$"):
+    ck.check(True, "a {}", -1.0)
+  with pytest.raises(ck.JaxRuntimeError, match="got -2.0"):
+    purejax.vmap(f)(pjnp.array([1., -2.]))
+
+
+def test_checkify_grad_of_output():
+  ck = pcheckify
+  g = purejax.grad(lambda x: ck.checkify(_positive(pjnp, ck))(x)[1])(-1.)
+  np.testing.assert_allclose(g, np.cos(-1.), rtol=1e-6)
+
+
+CHEX_PROGRAM = '''
+import importlib, importlib.util, sys, types
+import purejax
+
+class _Alias:   # every jax.X resolves to purejax.X
+  def find_spec(self, name, path=None, target=None):
+    if name != "jax" and not name.startswith("jax."):
+      return None
+    try:
+      mod = importlib.import_module("purejax" + name[3:])
+    except ImportError:
+      return None
+    loader = type("L", (), {"create_module": lambda s, spec: mod,
+                            "exec_module": lambda s, m: None})()
+    return importlib.util.spec_from_loader(name, loader)
+
+sys.meta_path.insert(0, _Alias())
+# chex imports jax._src.compiler (used only by chex.restrict_backends): a test-local stand-in.
+sys.modules["jax._src.compiler"] = types.ModuleType("jax._src.compiler")
+import purejax._src
+purejax._src.compiler = sys.modules["jax._src.compiler"]
+import jax, jax.numpy as jnp, chex
+
+def g(x):
+  chex.assert_tree_all_finite(x)
+  return x * 2
+
+f = chex.chexify(jax.jit(g), async_check=False)
+
+assert list(f(jnp.array([1.0, 2.0]))) == [2.0, 4.0]
+try:
+  f(jnp.array([1.0, jnp.inf]))
+except AssertionError as e:
+  assert "assert_tree_all_finite" in str(e), e
+  print("OK")
+'''
+
+
+def test_chex_chexify_inside_jit():
+  import importlib.util, os, subprocess, sys
+  if importlib.util.find_spec("chex") is None:
+    pytest.skip("chex is not installed")
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]))
+  done = subprocess.run([sys.executable, "-c", CHEX_PROGRAM], env=env, capture_output=True,
+                        text=True, timeout=600)
+  assert done.returncode == 0 and "OK" in done.stdout, done.stderr[-3000:]
