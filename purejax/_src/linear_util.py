@@ -124,14 +124,9 @@ def wrap_init(f, params=None, *, debug_info=None):
 
 
 def _curried(transform):
-  # ``transform(gen)`` gives a function of (fun, *static_args); called with
-  # both at once, it applies directly (JAX allows either spelling).
-  @functools.wraps(transform)
-  def curried(gen, *rest, **kwargs):
-    if rest:
-      return transform(gen, *rest, **kwargs)
-    return functools.partial(transform, gen, **kwargs)
-  return curried
+  # As JAX's: ``transform(gen)(fun, *static_args)``; given more arguments at
+  # once it still returns a function, to be called with the rest (or none).
+  return functools.partial(functools.partial, transform)
 
 
 @_curried
@@ -164,7 +159,7 @@ def transformation(gen, fun, *gen_static_args):
   def run(inner, *args, **kwargs):
     return _run_generator(gen, inner, args, kwargs)
   run.__name__ = _name(gen)
-  return transformation2(run, fun, *gen_static_args)
+  return fun.wrap(run, gen_static_args, None)
 
 
 @_curried
@@ -176,7 +171,7 @@ def transformation_with_aux(gen, fun, *gen_static_args):
     store.store(aux)
     return out
   run.__name__ = _name(gen)
-  return transformation_with_aux2(run, fun, *gen_static_args)
+  return transformation_with_aux2(run)(fun, *gen_static_args)
 
 
 def merge_linear_aux(aux1, aux2):
