@@ -90,6 +90,7 @@ from purejax import image
 from purejax import custom_batching
 from purejax import dlpack
 from purejax import profiler
+from purejax import interpreters   # the extension API's rule registries (ad, batching)
 # [end api extras area]
 
 __version__ = "0.1.0"

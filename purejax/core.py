@@ -4,7 +4,9 @@ Exported: AbstractValue, Atom, ParamDict, ShapedArray, Trace, Tracer, Value,
 ensure_compile_time_eval, eval_context, eval_jaxpr, max_dim, min_dim.
 
 Deprecated in JAX 0.10 (a ``DeprecationWarning`` on access, as in JAX):
-DropVar, InconclusiveDimensionOperation, JaxprTypeError, check_jaxpr.
+DropVar, InconclusiveDimensionOperation, JaxprTypeError, check_jaxpr, and
+(the objects of ``purejax.extend.core``) concrete_or_error, jaxprs_in_params,
+new_jaxpr_eqn, no_effects, primal_dtype_to_tangent_dtype, valid_jaxtype.
 
 Removed in JAX 0.10 (``AttributeError`` with JAX's message): get_aval,
 mapped_aval, unmapped_aval, set_current_trace, take_current_trace,
@@ -12,10 +14,8 @@ traverse_jaxpr_params, TraceTag, call_impl, subjaxprs, AbstractToken.
 
 Skipped (in ``jax.core`` as deprecated aliases, but purejax has no
 equivalent that behaves the same): CallPrimitive, DebugInfo, Effect, Effects,
-concrete_or_error, find_top_trace, gensym, get_opaque_trace_state,
-jaxprs_in_params, new_jaxpr_eqn, no_effects, nonempty_axis_env_DO_NOT_USE,
-primal_dtype_to_tangent_dtype, the unsafe_*_DO_NOT_USE helpers,
-valid_jaxtype, JaxprPpContext, JaxprPpSettings, OutputType, abstract_token,
+find_top_trace, gensym, get_opaque_trace_state,
+nonempty_axis_env_DO_NOT_USE, the unsafe_*_DO_NOT_USE helpers, JaxprPpContext, JaxprPpSettings, OutputType, abstract_token,
 aval_mapping_handlers, call, concretization_function_error,
 custom_typechecks, is_concrete, is_constant_dim, is_constant_shape,
 literalable_types, no_axis_name, pytype_aval_mappings, trace_ctx.
@@ -70,6 +70,11 @@ _DEPRECATED = {
     "check_jaxpr": ("jax.core.check_jaxpr is deprecated. Use "
                     "jax.extend.core.check_jaxpr.", _jaxpr_check.check_jaxpr),
 }
+for _name in ("concrete_or_error", "jaxprs_in_params", "new_jaxpr_eqn", "no_effects",
+              "primal_dtype_to_tangent_dtype", "valid_jaxtype"):
+  _DEPRECATED[_name] = (f"jax.core.{_name} is deprecated. Use jax.extend.core.{_name}.",
+                        None)   # looked up in purejax.extend.core on access
+del _name
 
 
 def __getattr__(name):
@@ -77,6 +82,9 @@ def __getattr__(name):
     raise AttributeError(_REMOVED[name])
   if name in _DEPRECATED:
     message, value = _DEPRECATED[name]
+    if value is None:
+      from purejax.extend import core as _extend_core
+      value = getattr(_extend_core, name)
     _warnings.warn(message, DeprecationWarning, stacklevel=2)
     return value
   raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

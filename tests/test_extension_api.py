@@ -1,0 +1,461 @@
+"""JAX's extension API: the code of JAX's "How primitives work" and "Writing
+custom Jaxpr interpreters" tutorials, run on purejax (without the XLA
+lowering part) and, where JAX is installed, on JAX, with the same results."""
+import functools
+
+import numpy as np
+import pytest
+
+import purejax
+import purejax.numpy as pjnp
+from purejax import lax as plax
+from purejax.extend import core as pcore
+from purejax.extend import linear_util as plu
+from purejax.interpreters import ad as pad
+from purejax.interpreters import batching as pbatching
+from purejax.interpreters import mlir as pmlir
+
+
+class Api:
+  """One implementation's modules, named as the tutorials import them."""
+
+  def __init__(self, jax, jnp, lax, ecore, ad, batching):
+    self.jax, self.jnp, self.lax, self.ecore, self.ad, self.batching = (
+        jax, jnp, lax, ecore, ad, batching)
+
+
+PUREJAX = Api(purejax, pjnp, plax, pcore, pad, pbatching)
+
+
+def _jax_api():
+  jax = pytest.importorskip("jax")
+  import jax.extend.core
+  import jax.interpreters.ad
+  import jax.interpreters.batching
+  return Api(jax, jax.numpy, jax.lax, jax.extend.core, jax.interpreters.ad,
+             jax.interpreters.batching)
+
+
+def define_multiply_add(api, log=None):
+  """The tutorial's ``multiply_add`` primitive with its rules (the lowering
+  left out); returns ``(multiply_add_prim, square_add_prim)``."""
+  jax, lax, ad, batching = api.jax, api.lax, api.ad, api.batching
+  log = [] if log is None else log
+  multiply_add_p = api.ecore.Primitive("multiply_add")
+
+  def multiply_add_prim(x, y, z):
+    return multiply_add_p.bind(x, y, z)
+
+  def square_add_prim(a, b):
+    return multiply_add_prim(a, a, b)
+
+  def multiply_add_impl(x, y, z):
+    log.append("impl")
+    return np.add(np.multiply(x, y), z)
+
+  multiply_add_p.def_impl(multiply_add_impl)
+
+  def multiply_add_abstract_eval(xs, ys, zs):
+    assert xs.shape == ys.shape
+    assert xs.shape == zs.shape
+    return jax.core.ShapedArray(xs.shape, xs.dtype)
+
+  multiply_add_p.def_abstract_eval(multiply_add_abstract_eval)
+
+  def multiply_add_value_and_jvp(arg_values, arg_tangents):
+    x, y, z = arg_values
+    xt, yt, zt = arg_tangents
+    primal_out = multiply_add_prim(x, y, z)
+
+    def make_zero(tan):
+      # The tutorial's lax.zeros_like_array is gone from JAX 0.10.
+      return lax.full_like(x, 0) if type(tan) is ad.Zero else tan
+
+    output_tangent = multiply_add_prim(make_zero(xt), y, multiply_add_prim(
+        x, make_zero(yt), make_zero(zt)))
+    return (primal_out, output_tangent)
+
+  ad.primitive_jvps[multiply_add_p] = multiply_add_value_and_jvp
+
+  def multiply_add_transpose(ct, x, y, z):
+    if not ad.is_undefined_primal(x):
+      assert ad.is_undefined_primal(y)
+      ct_y = ad.Zero(y.aval) if type(ct) is ad.Zero else multiply_add_prim(
+          x, ct, lax.full_like(x, 0))
+      res = None, ct_y, ct
+    else:
+      assert ad.is_undefined_primal(x)
+      ct_x = ad.Zero(x.aval) if type(ct) is ad.Zero else multiply_add_prim(
+          ct, y, lax.full_like(y, 0))
+      res = ct_x, None, ct
+    return res
+
+  ad.primitive_transposes[multiply_add_p] = multiply_add_transpose
+
+  def multiply_add_batch(vector_arg_values, batch_axes):
+    assert batch_axes[0] == batch_axes[1]
+    assert batch_axes[0] == batch_axes[2]
+    log.append("batch")
+    res = multiply_add_prim(*vector_arg_values)
+    return res, batch_axes[0]
+
+  batching.primitive_batchers[multiply_add_p] = multiply_add_batch
+  return multiply_add_p, multiply_add_prim, square_add_prim
+
+
+@pytest.fixture
+def tutorial():
+  return define_multiply_add(PUREJAX)
+
+
+# ---------------------------------------------------------------------------
+# "How primitives work"
+
+def test_eager_and_jaxpr(tutorial):
+  _, _, square_add_prim = tutorial
+  out = square_add_prim(2., 10.)
+  assert out.dtype == np.float32 and float(out) == 14.
+  text = str(purejax.make_jaxpr(square_add_prim)(2., 10.))
+  assert text == "{ lambda ; a:f32[] b:f32[]. let c:f32[] = multiply_add a a b in (c,) }"
+
+
+def test_jit_runs_the_impl_as_a_host_step():
+  log = []
+  _, _, square_add_prim = define_multiply_add(PUREJAX, log)
+  f = purejax.jit(square_add_prim)
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  np.testing.assert_array_equal(f(x, x + 1), x * x + x + 1)
+  assert "impl" in log
+  source = f.lower(x, x).compile().as_text()
+  assert "multiply_add" in source   # named among the host steps
+
+
+def test_jvp_grad_vmap_against_formulas(tutorial):
+  _, multiply_add_prim, square_add_prim = tutorial
+  jax = purejax
+  primal, tangent = jax.jvp(square_add_prim, (2., 10.), (1., 1.))
+  assert (float(primal), float(tangent)) == (14., 5.)   # d(a^2 + b) = 2a da + db
+  assert float(jax.grad(square_add_prim)(2., 10.)) == 4.
+  assert float(jax.jit(jax.grad(square_add_prim))(2., 10.)) == 4.
+  a = np.array([2., 3., -1.], np.float32)
+  b = np.array([10., 20., 30.], np.float32)
+  for f in (jax.vmap(square_add_prim), jax.jit(jax.vmap(square_add_prim))):
+    np.testing.assert_array_equal(f(a, b), a * a + b)
+  # (The tutorial's rules batch only operands batched alike: its zeros are
+  # unbatched, so vmap of grad is out of its reach, in JAX too.)
+  jvp = lambda a, b: jax.jvp(square_add_prim, (a, b), (b, a))
+  per_example = [jvp(ai, bi) for ai, bi in zip(a, b)]
+  for f in (jax.vmap(jvp), jax.jit(jax.vmap(jvp))):
+    np.testing.assert_array_equal(f(a, b), np.array(per_example).T)
+  np.testing.assert_array_equal(jvp(a, b)[1], 2 * a * b + a)
+  # An unbatched operand reaches the rule as not_mapped.
+  seen = []
+  p = pcore.Primitive("scale")
+  p.def_impl(lambda x, y: np.multiply(x, y))
+  p.def_abstract_eval(lambda x, y: x)
+  pbatching.primitive_batchers[p] = lambda vals, dims: (
+      seen.append(dims) or p.bind(vals[0], vals[1]), dims[0])
+  np.testing.assert_array_equal(jax.vmap(p.bind, (0, None))(a, np.float32(2)), 2 * a)
+  assert seen == [(0, pbatching.not_mapped)]
+
+
+def test_against_jax():
+  japi = _jax_api()
+  jax = japi.jax
+  _, _, jsq = define_multiply_add(japi)
+  _, _, psq = define_multiply_add(PUREJAX)
+  a = np.array([2., 3., -1.], np.float32)
+  b = np.array([10., 20., 30.], np.float32)
+  for make in (lambda j: j.make_jaxpr, lambda j: lambda f: j.make_jaxpr(j.vmap(f))):
+    assert str(make(purejax)(psq)(a, b)) == str(make(jax)(jsq)(a, b))
+  assert str(purejax.make_jaxpr(psq)(2., 10.)) == str(jax.make_jaxpr(jsq)(2., 10.))
+  for transform in (lambda j, f: j.grad(f), lambda j, f: lambda x, y: j.jvp(f, (x, y), (y, x))[1]):
+    for x, y in zip(a, b):
+      np.testing.assert_array_equal(transform(purejax, psq)(x, y), transform(jax, jsq)(x, y))
+  jvp = lambda j, f: lambda x, y: j.jvp(f, (x, y), (y, x))
+  np.testing.assert_array_equal(purejax.vmap(jvp(purejax, psq))(a, b),
+                                jax.vmap(jvp(jax, jsq))(a, b))
+
+
+def test_register_lowering_says_what_purejax_offers(tutorial):
+  multiply_add_p = tutorial[0]
+  with pytest.raises(NotImplementedError, match="host step") as info:
+    pmlir.register_lowering(multiply_add_p, lambda ctx, x, y, z: None, platform="cpu")
+  assert "multiply_add" in str(info.value) and "def_impl" in str(info.value)
+  with pytest.raises(NotImplementedError):
+    pmlir.register_lowering(multiply_add_p, pmlir.lower_fun(lambda x, y, z: x * y + z,
+                                                            multiple_results=False))
+
+
+# ---------------------------------------------------------------------------
+# The registries are views of the primitives' own rules
+
+def test_rule_tables_are_the_primitives_attributes(tutorial):
+  multiply_add_p = tutorial[0]
+  assert pad.primitive_jvps[multiply_add_p] is multiply_add_p.jvp
+  assert pad.primitive_transposes[multiply_add_p] is multiply_add_p.transpose
+  rule = pbatching.primitive_batchers[multiply_add_p]
+  assert rule.__name__ == "multiply_add_batch"
+  assert multiply_add_p.batch.jax_rule is rule
+  assert multiply_add_p in pad.primitive_jvps and plax.sin_p in pad.primitive_jvps
+  assert plax.add_p in pbatching.primitive_batchers   # elementwise: the family rule
+  del pad.primitive_transposes[multiply_add_p]
+  assert multiply_add_p.transpose is None and multiply_add_p not in pad.primitive_transposes
+  with pytest.raises(NotImplementedError, match="Transpose rule"):
+    purejax.grad(tutorial[2])(2., 3.)
+
+
+def test_builtin_batchers_take_jax_signature():
+  x = pjnp.arange(6.).reshape(2, 3)
+  out, dim = pbatching.primitive_batchers[plax.sin_p]((x,), (1,))
+  np.testing.assert_allclose(np.moveaxis(np.asarray(out), dim, 1), np.sin(np.asarray(x)),
+                             rtol=1e-6)
+  out, dim = pbatching.primitive_batchers[plax.reduce_sum_p]((x,), (0,), axes=(0,))
+  np.testing.assert_array_equal(out, np.asarray(x).sum(1))
+  assert dim == 0
+
+
+def test_extend_core_names():
+  assert isinstance(plax.add_p, pcore.Primitive)
+  assert pcore.primitives.add_p is plax.add_p
+  assert str(pcore.primitives.jit_p) == "jit"
+  jaxpr = purejax.make_jaxpr(lambda x: pjnp.sin(x) * 2.)(1.)
+  assert isinstance(jaxpr, pcore.ClosedJaxpr) and isinstance(jaxpr.jaxpr, pcore.Jaxpr)
+  assert all(isinstance(v, pcore.Var) for v in jaxpr.jaxpr.invars)
+  assert any(isinstance(v, pcore.Literal) for e in jaxpr.eqns for v in e.invars)
+  assert [e.primitive for e in jaxpr.eqns] == [pcore.primitives.sin_p, pcore.primitives.mul_p]
+  assert float(pcore.jaxpr_as_fun(jaxpr)(0.5)[0]) == pytest.approx(2 * np.sin(0.5))
+  aval = purejax.core.ShapedArray((3, 4), np.float32)
+  assert pcore.mapped_aval(3, 0, aval).shape == (4,)
+  assert pcore.unmapped_aval(5, 1, aval).shape == (3, 5, 4)
+  assert pcore.primal_dtype_to_tangent_dtype(np.dtype("int32")) == purejax.dtypes.float0
+  assert pcore.valid_jaxtype(1.0) and not pcore.valid_jaxtype("a")
+
+
+def test_primitives_module_against_jax():
+  jax_primitives = pytest.importorskip("jax.extend.core.primitives")
+  ours = {n for n in dir(pcore.primitives) if n.endswith("_p")}
+  theirs = {n for n in dir(jax_primitives) if n.endswith("_p")}
+  assert ours <= theirs
+  for name in ours - {"remat_p"}:   # JAX's is remat2, printed checkpoint as ours
+    assert str(getattr(pcore.primitives, name)) == str(getattr(jax_primitives, name)), name
+  # What purejax lacks: tokens, refs and a few decompositions, nothing else.
+  assert theirs - ours == {
+      "after_all_p", "call_p", "closed_call_p", "create_token_p", "empty2_p", "get_p",
+      "hessenberg_p", "name_p", "ragged_all_to_all_p", "schur_p", "select_and_scatter_p",
+      "swap_p", "tridiagonal_p"}
+
+
+# ---------------------------------------------------------------------------
+# defjvp / deflinear / defbilinear, and impls written with jnp
+
+def test_def_helpers():
+  double_p = pcore.Primitive("double")
+  double_p.def_impl(lambda x: 2 * x)
+  double_p.def_abstract_eval(lambda x: x)
+  pad.deflinear(double_p, lambda ct: [double_p.bind(ct)])
+  assert float(purejax.grad(lambda x: double_p.bind(x) ** 2)(3.)) == 24.
+  assert float(purejax.jit(purejax.grad(lambda x: double_p.bind(x) ** 2))(3.)) == 24.
+
+  cube_p = pcore.Primitive("cube")
+  cube_p.def_impl(lambda x: x ** 3)
+  cube_p.def_abstract_eval(lambda x: x)
+  pad.defjvp2(cube_p, lambda g, ans, x: g * 3 * ans / x)
+  assert float(purejax.grad(cube_p.bind)(2.)) == 12.
+
+  mul_p = pcore.Primitive("my_mul")
+  mul_p.def_impl(lambda x, y: x * y)
+  mul_p.def_abstract_eval(lambda x, y: x)
+  pad.defbilinear(mul_p, lambda ct, x, y: mul_p.bind(ct, y), lambda ct, x, y: mul_p.bind(x, ct))
+  f = lambda x, y: mul_p.bind(mul_p.bind(x, y), x)
+  assert purejax.grad(f, argnums=(0, 1))(3., 5.) == (30., 9.)
+
+
+def test_multiple_results_impl_with_jnp_under_jit():
+  sincos_p = pcore.Primitive("sincos")
+  sincos_p.multiple_results = True
+  sincos_p.def_impl(lambda x: (pjnp.sin(x), pjnp.cos(x)))   # jnp inside the impl, as in JAX
+  sincos_p.def_abstract_eval(lambda x: (x, x))
+  x = np.linspace(0, 1, 5, dtype=np.float32)
+  for f in (sincos_p.bind, purejax.jit(sincos_p.bind)):
+    s, c = f(x)
+    np.testing.assert_allclose(s, np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(c, np.cos(x), rtol=1e-6)
+  assert str(purejax.make_jaxpr(sincos_p.bind)(x)) == (
+      "{ lambda ; a:f32[5]. let b:f32[5] c:f32[5] = sincos a in (b, c) }")
+
+
+# ---------------------------------------------------------------------------
+# "Writing custom Jaxpr interpreters"
+
+def safe_map(f, *args):   # the tutorial imports it from JAX's private util
+  args = list(map(list, args))
+  assert all(len(a) == len(args[0]) for a in args)
+  return list(map(f, *args))
+
+
+def eval_jaxpr(core, jaxpr, consts, *args):
+  env = {}
+
+  def read(var):
+    if type(var) is core.Literal:
+      return var.val
+    return env[var]
+
+  def write(var, val):
+    env[var] = val
+
+  safe_map(write, jaxpr.invars, args)
+  safe_map(write, jaxpr.constvars, consts)
+  for eqn in jaxpr.eqns:
+    invals = safe_map(read, eqn.invars)
+    outvals = eqn.primitive.bind(*invals, **eqn.params)
+    if not eqn.primitive.multiple_results:
+      outvals = [outvals]
+    safe_map(write, eqn.outvars, outvals)
+  return safe_map(read, jaxpr.outvars)
+
+
+def make_inverse(api):
+  jax, jnp, lax, core = api.jax, api.jnp, api.lax, api.ecore
+  inverse_registry = {lax.exp_p: jnp.log, lax.tanh_p: jnp.arctanh}
+
+  def inverse_jaxpr(jaxpr, consts, *args):
+    env = {}
+
+    def read(var):
+      if type(var) is core.Literal:
+        return var.val
+      return env[var]
+
+    def write(var, val):
+      env[var] = val
+
+    safe_map(write, jaxpr.outvars, args)
+    safe_map(write, jaxpr.constvars, consts)
+    for eqn in jaxpr.eqns[::-1]:
+      invals = safe_map(read, eqn.outvars)
+      if eqn.primitive not in inverse_registry:
+        raise NotImplementedError(f"{eqn.primitive} does not have registered inverse.")
+      outval = inverse_registry[eqn.primitive](*invals)
+      safe_map(write, eqn.invars, [outval])
+    return safe_map(read, jaxpr.invars)
+
+  def inverse(fun):
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+      closed_jaxpr = jax.make_jaxpr(fun)(*args, **kwargs)
+      out = inverse_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+      return out[0]
+    return wrapped
+
+  return inverse
+
+
+def _f(jnp, x):
+  x = jnp.exp(jnp.tanh(x))
+  return x
+
+
+def test_custom_eval_jaxpr():
+  jax, jnp = purejax, pjnp
+  f = lambda x: _f(jnp, x) * 2. + jnp.sum(x)
+  closed_jaxpr = jax.make_jaxpr(f)(jnp.ones(5))
+  x = jnp.arange(5.)
+  out = eval_jaxpr(pcore, closed_jaxpr.jaxpr, closed_jaxpr.consts, x)
+  np.testing.assert_allclose(out[0], f(x), rtol=1e-6)
+  # The interpreter composes with the transformations.
+  g = lambda x: eval_jaxpr(pcore, closed_jaxpr.jaxpr, closed_jaxpr.consts, x)[0]
+  np.testing.assert_allclose(jax.jit(g)(x), f(x), rtol=1e-6)
+  np.testing.assert_allclose(jax.grad(lambda x: g(x).sum())(x),
+                             jax.grad(lambda x: f(x).sum())(x), rtol=1e-6)
+
+
+def test_inverse_interpreter():
+  jax, jnp = purejax, pjnp
+  inverse = make_inverse(PUREJAX)
+  f = functools.partial(_f, jnp)
+  f_inv = inverse(f)
+  assert jnp.allclose(f_inv(f(1.0)), 1.0)
+  x = np.arange(5.0, dtype=np.float32) / 10
+  np.testing.assert_allclose(jax.vmap(f_inv)(f(x)), x, rtol=1e-5, atol=1e-6)
+  # d/dy arctanh(log y) = 1 / (y (1 - log(y)^2)), in float64.
+  y = np.exp(np.tanh(x.astype(np.float64)))
+  expected = 1 / (y * (1 - np.log(y) ** 2))
+  got = jax.jit(jax.vmap(jax.grad(inverse(f))))(y.astype(np.float32))
+  np.testing.assert_allclose(got, expected, rtol=1e-5)
+  with pytest.raises(NotImplementedError, match="sin does not have registered inverse"):
+    inverse(jnp.sin)(0.5)
+
+
+def test_inverse_interpreter_against_jax():
+  japi = _jax_api()
+  pinv, jinv = make_inverse(PUREJAX), make_inverse(japi)
+  pf, jf = functools.partial(_f, pjnp), functools.partial(_f, japi.jnp)
+  one = np.float32(1.)
+  assert str(purejax.make_jaxpr(pinv(pf))(pf(one))) == str(japi.jax.make_jaxpr(jinv(jf))(jf(one)))
+  ys = np.exp(np.tanh(np.arange(5, dtype=np.float32) / 10))
+  np.testing.assert_allclose(purejax.jit(purejax.vmap(purejax.grad(pinv(pf))))(ys),
+                             japi.jax.jit(japi.jax.vmap(japi.jax.grad(jinv(jf))))(ys),
+                             rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# linear_util
+
+def _lu_program(lu):
+  """Transformations in both of JAX's styles, with an auxiliary output."""
+  @lu.transformation
+  def scale(factor, *args):
+    out = yield tuple(factor * a for a in args), {}
+    yield out * 10
+
+  @lu.transformation_with_aux
+  def count(*args):
+    out = yield args, {}
+    yield out, len(args)
+
+  def add_offset(f, offset, *args):
+    return f(*args) + offset
+
+  def base(x, y, power):
+    return (x + y) ** power
+
+  fun = lu.wrap_init(base, {"power": 2}, debug_info=None)
+  fun = scale(fun, 3)
+  fun, aux = count(fun)
+  fun = lu.transformation2(add_offset)(fun, 1)
+  result = fun.call_wrapped(1, 2)
+  merged = lu.merge_linear_aux(aux, lambda: (_ for _ in ()).throw(lu.StoreException()))
+  return result, aux(), merged, len(fun.transforms)
+
+
+def test_linear_util():
+  assert _lu_program(plu) == (811, 2, (True, 2), 3)   # ((3 + 6) ** 2) * 10 + 1
+  fun = plu.wrap_init(lambda x: x)
+  _, aux = plu.transformation_with_aux(lambda *a: (yield a, {}))(fun)
+  with pytest.raises(plu.StoreException):
+    aux()
+  calls = []
+  cached = plu.cache(lambda f, n: calls.append(n) or f.call_wrapped(n))
+  base = lambda x: x + 1
+  assert cached(plu.wrap_init(base), 1) == cached(plu.wrap_init(base), 1) == 2
+  assert calls == [1]
+  assert plu.wrap_init(base, {"a": 1}) == plu.wrap_init(base, {"a": 1})
+  assert hash(plu.wrap_init(base)) == hash(plu.wrap_init(base))
+
+
+def test_linear_util_against_jax():
+  jlu = pytest.importorskip("jax.extend.linear_util")
+  from jax._src import api_util   # JAX 0.10 requires a debug_info
+  jax_wrap = jlu.wrap_init
+
+  class WithDebugInfo:
+    def __getattr__(self, name):
+      return getattr(jlu, name)
+
+    @staticmethod
+    def wrap_init(f, params=None, *, debug_info=None):
+      return jax_wrap(f, params, debug_info=api_util.debug_info("test", f, (), {}))
+
+  assert _lu_program(plu) == _lu_program(WithDebugInfo())
