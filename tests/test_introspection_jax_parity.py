@@ -75,3 +75,88 @@ def test_typed_key_is_a_pytree_leaf():
   keys = jax.random.split(jax.random.key(1), 3)
   out = jax.tree.map(lambda k: jax.vmap(lambda kk: jax.random.uniform(kk, (2,)))(k), [keys])
   assert out[0].shape == (3, 2)   # the key array reached the function whole
+
+
+# -- complex ordering ------------------------------------------------------------
+
+_NAN = np.nan
+_CX = np.array([0j, complex(_NAN, 0), complex(1, _NAN), 1 + 0j, complex(_NAN, _NAN), 1 + 2j,
+                1j, complex(0, -0.0), complex(-0.0, 1), -3j, 2 + 0j], np.complex64)
+_A, _B = np.repeat(_CX, len(_CX)), np.tile(_CX, len(_CX))
+
+
+def _lex(op, x, y):   # NumPy reference: by real part, ties by imaginary part
+  return np.where(x.real == y.real, op(x.imag, y.imag), op(x.real, y.real))
+
+
+def _same_complex(got, want):
+  got, want = np.asarray(got), np.asarray(want)
+  for part in (np.real, np.imag):
+    g, w = part(got), part(want)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+    ok = ~np.isnan(w)
+    np.testing.assert_array_equal(np.signbit(g[ok]), np.signbit(w[ok]))
+    np.testing.assert_array_equal(g[ok], w[ok])
+
+
+@pytest.mark.parametrize("name,op", [("less", np.less), ("less_equal", np.less_equal),
+                                     ("greater", np.greater),
+                                     ("greater_equal", np.greater_equal)])
+def test_complex_comparisons_are_lexicographic(name, op):
+  fn = getattr(jnp, name)
+  want = _lex(op, _A, _B)
+  np.testing.assert_array_equal(fn(_A, _B), want)
+  np.testing.assert_array_equal(jax.jit(fn)(_A, _B), want)
+
+
+def test_complex_comparison_operators_and_jaxpr_match_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  np.testing.assert_array_equal(jnp.array([1 + 2j, -3j]) > 0, [True, False])
+  np.testing.assert_array_equal(jnp.asarray(_A) <= _B, real_jnp.asarray(_A) <= _B)
+  mine = str(jax.make_jaxpr(jnp.less)(_A, _B))
+  assert mine == str(real.make_jaxpr(real_jnp.less)(_A, _B))
+
+
+@pytest.mark.parametrize("name", ["lt", "le", "gt", "ge"])
+def test_lax_ordering_rejects_complex_as_jax(name):
+  real = oracle()
+  with pytest.raises(TypeError) as want:
+    getattr(real.lax, name)(_A, _B)
+  with pytest.raises(TypeError) as got:
+    getattr(jax.lax, name)(_A, _B)
+  assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("name,op", [("max", np.greater), ("min", np.less)])
+def test_complex_max_min_as_xla(name, op):
+  # XLA keeps x where it comes strictly first, else y (ties and NaNs: y).
+  want = np.where(_lex(op, _A, _B), _A, _B)
+  fn = getattr(jax.lax, name)
+  _same_complex(fn(_A, _B), want)
+  _same_complex(jax.jit(fn)(_A, _B), want)
+  jfn = jnp.maximum if name == "max" else jnp.minimum
+  _same_complex(jfn(_A, _B), want)
+  _same_complex(jax.jit(jfn)(_A, _B), want)
+  real = oracle()
+  _same_complex(fn(_A, _B), getattr(real.lax, name)(_A, _B))
+
+
+def test_complex_reductions_sort_and_errors_as_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  v = np.array([1 + 1j, -3j, 1 + 3j, 1 + 5j, 0j, 1 + 0j, -3 + 1j], np.complex64)
+  for name in ("max", "min", "sort", "argsort"):
+    want = getattr(real_jnp, name)(v)
+    _same_complex(getattr(jnp, name)(v), want)
+    _same_complex(jax.jit(getattr(jnp, name))(v), want)
+  for name in ("argmax", "argmin"):
+    with pytest.raises(TypeError) as want:
+      getattr(real_jnp, name)(v)
+    with pytest.raises(TypeError) as got:
+      getattr(jnp, name)(v)
+    assert str(got.value) == str(want.value)
+  with pytest.raises(ValueError, match="Complex values have no ordering"):
+    jnp.clip(v, 0, 1)
+  with pytest.raises(ValueError, match="Complex values have no ordering"):
+    jnp.clip(np.ones(2, np.float32), 0j, 1)
