@@ -160,3 +160,22 @@ def test_complex_reductions_sort_and_errors_as_jax():
     jnp.clip(v, 0, 1)
   with pytest.raises(ValueError, match="Complex values have no ordering"):
     jnp.clip(np.ones(2, np.float32), 0j, 1)
+
+
+# -- ShapeDtypeStruct.like, ClosedJaxpr.literals ---------------------------------
+
+def test_shape_dtype_struct_like_as_jax():
+  real = oracle()
+  for x in (np.ones((2, 3)), np.arange(4, dtype=np.int8), jnp.ones(2)):
+    want = real.ShapeDtypeStruct.like(np.asarray(x))
+    got = jax.ShapeDtypeStruct.like(x)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+  got = jax.ShapeDtypeStruct.like(jax.ShapeDtypeStruct((4,), jnp.int32))
+  assert (got.shape, got.dtype) == ((4,), np.int32)
+
+
+def test_closed_jaxpr_literals_are_its_consts():
+  c = np.array([1., 2.], np.float32)
+  closed = jax.make_jaxpr(lambda x: x + jnp.asarray(c))(jnp.ones(2))
+  assert len(closed.literals) == 1
+  np.testing.assert_array_equal(closed.literals[0], c)
