@@ -3,7 +3,7 @@ devices share the host memory, so a sharding records the layout (for
 ``.sharding``, ``.addressable_shards``, shard_map and pmap) while an
 Array's value stays one NumPy array."""
 from purejax._src.devices import Sharding, SingleDeviceSharding
-from purejax._src.mesh import AxisType, Mesh, NamedSharding, PartitionSpec
+from purejax._src.mesh import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
+__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding"]

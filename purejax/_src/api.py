@@ -630,6 +630,13 @@ class ShapeDtypeStruct:
       raise TypeError("len() of unsized object")
     return self.shape[0]
 
+  @classmethod
+  def like(cls, x):
+    """The shape and (canonical) dtype of array-like ``x``."""
+    dtype = x.dtype if dtypes.is_extended(getattr(x, "dtype", None)) else \
+        dtypes.canonicalize_dtype(dtypes.dtype(x))
+    return cls(np.shape(x), dtype)
+
   def update(self, **kwargs):
     """A copy with the given fields (shape, dtype, weak_type, sharding) replaced."""
     fields = dict(shape=self.shape, dtype=self.dtype, weak_type=self.weak_type,

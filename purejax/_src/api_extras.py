@@ -58,6 +58,7 @@ class _KeyAval:
     self.shape, self.dtype = shape, dtype
 
   ndim = property(lambda self: len(self.shape))
+  sharding = core.ShapedArray.sharding
 
   def str_short(self, short_dtypes=False, mark_weak=False):
     return f"{self.dtype}[{','.join(map(str, self.shape))}]"

@@ -83,6 +83,13 @@ class ShapedArray(AbstractValue):
   def strip_weak_type(self):
     return self.update(weak_type=False) if self.weak_type else self
 
+  @property
+  def sharding(self):
+    """As JAX types an unsharded value: every dimension unsplit over the
+    empty abstract mesh."""
+    from purejax._src.mesh import EMPTY_ABSTRACT_MESH, NamedSharding, PartitionSpec
+    return NamedSharding(EMPTY_ABSTRACT_MESH, PartitionSpec(*[None] * len(self.shape)))
+
   def str_short(self, short_dtypes=False, mark_weak=False):
     name = short_dtype_name(self.dtype) if short_dtypes else dtype_name(self.dtype)
     shape = ",".join(map(str, self.shape))

@@ -243,6 +243,43 @@ class Mesh:
     return False
 
 
+class AbstractMesh:
+  """A mesh's shape without its devices: axis sizes, names and types.  The
+  mesh of an abstract value's sharding (``jax.typeof(x).sharding.mesh``);
+  ``AbstractMesh((), ())`` is the empty mesh of an unsharded value."""
+
+  def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+    self.axis_sizes = tuple(int(n) for n in axis_sizes)
+    self.axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    self.axis_types = _normalize_axis_types(self.axis_names, axis_types, "AbstractMesh")
+    self.abstract_device = abstract_device
+
+  shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
+  shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+  size = property(lambda self: math.prod(self.axis_sizes) if self.axis_sizes else 0)
+  empty = property(lambda self: not self.axis_names)
+  abstract_mesh = property(lambda self: self)
+
+  @property
+  def devices(self):
+    raise ValueError("AbstractMesh does not implement devices")
+
+  def _key(self):
+    return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)
+
+  def __eq__(self, other):
+    return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+  def __hash__(self):
+    return hash((AbstractMesh, self._key()))
+
+  def __repr__(self):
+    sizes = ", ".join(f"'{k}': {v}" for k, v in self.shape_tuple) or "()"
+    return f"AbstractMesh({sizes}, axis_types={self.axis_types})"
+
+  __str__ = __repr__
+
+
 def _mesh_stack():
   stack = getattr(_mesh_context, "stack", None)
   if stack is None:
@@ -272,6 +309,7 @@ def _normalize_axis_types(axis_names, axis_types, name):
 
 
 EMPTY_MESH = Mesh(np.empty((), dtype=object), ())   # JAX's ``Mesh()``: no mesh
+EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
@@ -315,7 +353,7 @@ class NamedSharding(Sharding):
   does not name hold replicas."""
 
   def __init__(self, mesh, spec=PartitionSpec(), *, memory_kind=None):
-    if not isinstance(mesh, Mesh):
+    if not isinstance(mesh, (Mesh, AbstractMesh)):
       raise TypeError(f"NamedSharding expects a Mesh, got {mesh!r}")
     if not isinstance(spec, PartitionSpec):
       raise TypeError(f"NamedSharding expects a PartitionSpec, got {spec!r} of type "
@@ -339,10 +377,14 @@ class NamedSharding(Sharding):
     self.spec = spec
     self._memory_kind = memory_kind
 
-  memory_kind = property(lambda self: self._memory_kind or "device")
+  @property
+  def memory_kind(self):   # an abstract mesh has no memory
+    return None if isinstance(self.mesh, AbstractMesh) else self._memory_kind or "device"
 
   @property
   def device_set(self):
+    if isinstance(self.mesh, AbstractMesh):
+      raise ValueError("device_set is not implemented for `jax.sharding.AbstractMesh`.")
     return set(self.mesh.devices.flat)
 
   @property
@@ -424,7 +466,8 @@ class NamedSharding(Sharding):
     return tuple(n for n in self.mesh.axis_names if n not in used)
 
   def __repr__(self):
-    return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self.memory_kind})"
+    memory = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+    return f"NamedSharding(mesh={self.mesh}, spec={self.spec}{memory})"
 
   def __eq__(self, other):
     return (isinstance(other, NamedSharding) and self.mesh == other.mesh

@@ -416,11 +416,22 @@ def _balanced_eq(x, ans, y):
   return _div(hit, select_n_p.bind(_eq(y, ans), one, two))
 
 
-def _signed_zero_aware(np_fun, negative_if):
+def _complex_pick(x, y, first_wins):
+  """max/min of complex values as XLA computes them: ``x`` where it comes
+  strictly first by (real, imaginary) under ``first_wins`` (np.greater for
+  max), else ``y``: equal operands and NaNs give ``y``."""
+  xr, yr = np.real(x), np.real(y)
+  wins = np.where(xr == yr, first_wins(np.imag(x), np.imag(y)), first_wins(xr, yr))
+  return np.where(wins, x, y)
+
+
+def _signed_zero_aware(np_fun, negative_if, first_wins):
   """max/min ordering -0.0 below +0.0 (XLA's rule; NumPy returns the first
   zero): equal operands take the sign ``negative_if`` gives for the pair."""
   def impl(x, y):
     with np.errstate(invalid="ignore"):
+      if np.result_type(x, y).kind == "c":
+        return _complex_pick(x, y, first_wins)
       out = np_fun(x, y)
       if out.dtype.kind != "f" and out.dtype.name != "bfloat16":
         return out
@@ -430,11 +441,11 @@ def _signed_zero_aware(np_fun, negative_if):
   return impl
 
 
-max_p = binary("max", any_dtypes, _signed_zero_aware(np.maximum, np.logical_and),
+max_p = binary("max", any_dtypes, _signed_zero_aware(np.maximum, np.logical_and, np.greater),
                tip_name="maximum")
 defjvp_ans(max_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
            lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))
-min_p = binary("min", any_dtypes, _signed_zero_aware(np.minimum, np.logical_or),
+min_p = binary("min", any_dtypes, _signed_zero_aware(np.minimum, np.logical_or, np.less),
                tip_name="minimum")
 defjvp_ans(min_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
            lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))

@@ -300,10 +300,24 @@ maximum = _binary("maximum", lax.max, prim=lax.max_p)
 minimum = _binary("minimum", lax.min, prim=lax.min_p)
 equal = _binary("equal", lax.eq, prim=lax.eq_p)
 not_equal = _binary("not_equal", lax.ne, prim=lax.ne_p)
-less = _binary("less", lax.lt, prim=lax.lt_p)
-less_equal = _binary("less_equal", lax.le, prim=lax.le_p)
-greater = _binary("greater", lax.gt, prim=lax.gt_p)
-greater_equal = _binary("greater_equal", lax.ge, prim=lax.ge_p)
+
+
+def _lexicographic(compare):
+  """``compare`` (lax.lt, ...), ordering complex operands as JAX does: by
+  real part, then (where the real parts are equal) by imaginary part."""
+  def fn(x1, x2):
+    if not dtypes.issubdtype(x1.dtype, np.complexfloating):
+      return compare(x1, x2)
+    same_real = lax.eq(lax.real(x1), lax.real(x2))
+    by_imag = compare(lax.imag(x1), lax.imag(x2))
+    return lax.select_n(same_real, compare(lax.real(x1), lax.real(x2)), by_imag)
+  return fn
+
+
+less = _binary("less", _lexicographic(lax.lt), prim=lax.lt_p)
+less_equal = _binary("less_equal", _lexicographic(lax.le), prim=lax.le_p)
+greater = _binary("greater", _lexicographic(lax.gt), prim=lax.gt_p)
+greater_equal = _binary("greater_equal", _lexicographic(lax.ge), prim=lax.ge_p)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and, prim=lax.and_p)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or, prim=lax.or_p)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, prim=lax.xor_p)
@@ -516,6 +530,13 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     min = a_min if min is None else min
     max = a_max if max is None else max
   check_arraylike("clip", arr)
+  if any(v is not None and dtypes.issubdtype(dtypes.dtype(v), np.complexfloating)
+         for v in (arr, min, max)):
+    raise ValueError(
+        "Clip received a complex value either through the input or the min/max keywords. "
+        "Complex values have no ordering and cannot be clipped. Please convert to a real "
+        "value or array by taking the real or imaginary components via "
+        "jax.numpy.real/imag respectively.")
   if min is not None:
     arr = maximum(min, arr)
   if max is not None:

@@ -357,7 +357,7 @@ def _rem(ctx, args, ins, out, params):
 def _extremum(which):
   def emit(ctx, args, ins, out, params):
     a, b = args
-    if _kind(out) in "fc":   # complex: lexicographic, NumPy's NaN rule
+    if _kind(out) in "fc":   # complex: lexicographic, XLA's NaN rule
       return f"pj_{'c' if _kind(out) == 'c' else ''}{which}{_fsuffix(out)}({a}, {b})"
     op = ">" if which == "max" else "<"
     return f"({a} {op} {b} ? {a} : {b})"

@@ -228,21 +228,21 @@ static inline T _Complex pj_cexp2@(T _Complex a) {
   const T ln2 = (T)0.693147180559945309417232121458176568;
   return cexp@(__builtin_complex(__real__ a * ln2, __imag__ a * ln2));
 }
-/* max/min as NumPy orders complex values: by real part, then imaginary
-   part; the first operand with a NaN part wins. */
-static inline int pj_cge@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
-  return (ar > br && ai == ai && bi == bi) || (ar == br && ai >= bi);
+/* max/min of complex values as XLA computes them: a where it comes
+   strictly first by (real, imaginary), else b (ties and NaNs give b). */
+static inline int pj_cgt@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, br = __real__ b;
+  return ar == br ? __imag__ a > __imag__ b : ar > br;
 }
-static inline int pj_cle@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
-  return (ar < br && ai == ai && bi == bi) || (ar == br && ai <= bi);
+static inline int pj_clt@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, br = __real__ b;
+  return ar == br ? __imag__ a < __imag__ b : ar < br;
 }
 static inline T _Complex pj_cmax@(T _Complex a, T _Complex b) {
-  return __real__ a != __real__ a || __imag__ a != __imag__ a || pj_cge@(a, b) ? a : b;
+  return pj_cgt@(a, b) ? a : b;
 }
 static inline T _Complex pj_cmin@(T _Complex a, T _Complex b) {
-  return __real__ a != __real__ a || __imag__ a != __imag__ a || pj_cle@(a, b) ? a : b;
+  return pj_clt@(a, b) ? a : b;
 }
 static inline T _Complex pj_cmul@(T _Complex a, T _Complex b) {
   const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;

@@ -1,0 +1,181 @@
+"""Types and introspection as JAX 0.10 shows them: tracers are Arrays, an
+abstract value's sharding, typed keys as pytree leaves, complex ordering,
+ShapeDtypeStruct, jaxpr reprs, vjp functions as pytrees, named residuals."""
+import numpy as np
+import pytest
+
+from conftest import oracle
+import purejax as jax
+import purejax.numpy as jnp
+
+
+# -- tracers are Arrays ------------------------------------------------------
+
+@pytest.mark.parametrize("transform", ["jit", "grad", "vmap"])
+def test_tracer_is_an_array(transform):
+  seen = []
+
+  def f(x):
+    seen.append(isinstance(x, jax.Array))
+    return jnp.sum(x)
+
+  getattr(jax, transform)(f)(jnp.ones(3))
+  assert seen == [True]
+
+
+# -- abstract values' sharding -----------------------------------------------
+
+def _sharding_reprs(jx, jxnp):
+  seen = []
+  jx.jit(lambda x: seen.append(repr(jx.typeof(x).sharding)) or x)(jxnp.ones((2, 3)))
+  return [repr(jx.typeof(jxnp.ones(3)).sharding), repr(jx.typeof(jxnp.float32(1)).sharding),
+          repr(jx.core.ShapedArray((4, 5, 6), jxnp.float32).sharding),
+          repr(jx.typeof(jx.random.key(0)).sharding)] + seen
+
+
+def test_typeof_sharding_matches_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  assert _sharding_reprs(jax, jnp) == _sharding_reprs(real, real_jnp)
+
+
+def test_typeof_sharding_is_unsplit_over_the_empty_abstract_mesh():
+  s = jax.typeof(jnp.ones((2, 3))).sharding
+  assert isinstance(s, jax.sharding.NamedSharding)
+  assert s.mesh == jax.sharding.AbstractMesh((), ())
+  assert s.mesh.empty and s.mesh.axis_names == () and s.spec == jax.P(None, None)
+  assert s.memory_kind is None and s.is_fully_replicated
+  with pytest.raises(ValueError, match="device_set is not implemented"):
+    s.device_set
+
+
+def test_abstract_mesh_as_jax():
+  real = oracle()
+  for jx in (jax, real):
+    AT = jx.sharding.AxisType
+    m = jx.sharding.AbstractMesh((2, 3), ("x", "y"), axis_types=(AT.Explicit, AT.Auto))
+    assert (m.size, m.shape_tuple, m.abstract_mesh is m) == (6, (("x", 2), ("y", 3)), True)
+  rm = real.sharding.AbstractMesh((2, 3), ("x", "y"))
+  pm = jax.sharding.AbstractMesh((2, 3), ("x", "y"))
+  assert repr(pm) == repr(rm)
+  assert repr(jax.sharding.NamedSharding(pm, jax.P("x"))) == \
+      repr(real.sharding.NamedSharding(rm, real.P("x")))
+
+
+# -- typed keys are leaves ---------------------------------------------------
+
+def test_typed_key_is_a_pytree_leaf():
+  real = oracle()
+  tree = {"k": jax.random.key(0), "a": 1}
+  assert str(jax.tree.structure(tree)) == str(real.tree.structure({"k": real.random.key(0), "a": 1}))
+  leaves = jax.tree.leaves(tree)
+  assert len(leaves) == 2 and jax.dtypes.issubdtype(leaves[1].dtype, jax.dtypes.prng_key)
+  kinds = jax.tree.map(lambda v: isinstance(v, jax.Array) and v.shape == (), tree)
+  assert kinds == {"k": True, "a": False}
+  keys = jax.random.split(jax.random.key(1), 3)
+  out = jax.tree.map(lambda k: jax.vmap(lambda kk: jax.random.uniform(kk, (2,)))(k), [keys])
+  assert out[0].shape == (3, 2)   # the key array reached the function whole
+
+
+# -- complex ordering ------------------------------------------------------------
+
+_NAN = np.nan
+_CX = np.array([0j, complex(_NAN, 0), complex(1, _NAN), 1 + 0j, complex(_NAN, _NAN), 1 + 2j,
+                1j, complex(0, -0.0), complex(-0.0, 1), -3j, 2 + 0j], np.complex64)
+_A, _B = np.repeat(_CX, len(_CX)), np.tile(_CX, len(_CX))
+
+
+def _lex(op, x, y):   # NumPy reference: by real part, ties by imaginary part
+  return np.where(x.real == y.real, op(x.imag, y.imag), op(x.real, y.real))
+
+
+def _same_complex(got, want):
+  got, want = np.asarray(got), np.asarray(want)
+  for part in (np.real, np.imag):
+    g, w = part(got), part(want)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+    ok = ~np.isnan(w)
+    np.testing.assert_array_equal(np.signbit(g[ok]), np.signbit(w[ok]))
+    np.testing.assert_array_equal(g[ok], w[ok])
+
+
+@pytest.mark.parametrize("name,op", [("less", np.less), ("less_equal", np.less_equal),
+                                     ("greater", np.greater),
+                                     ("greater_equal", np.greater_equal)])
+def test_complex_comparisons_are_lexicographic(name, op):
+  fn = getattr(jnp, name)
+  want = _lex(op, _A, _B)
+  np.testing.assert_array_equal(fn(_A, _B), want)
+  np.testing.assert_array_equal(jax.jit(fn)(_A, _B), want)
+
+
+def test_complex_comparison_operators_and_jaxpr_match_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  np.testing.assert_array_equal(jnp.array([1 + 2j, -3j]) > 0, [True, False])
+  np.testing.assert_array_equal(jnp.asarray(_A) <= _B, real_jnp.asarray(_A) <= _B)
+  mine = str(jax.make_jaxpr(jnp.less)(_A, _B))
+  assert mine == str(real.make_jaxpr(real_jnp.less)(_A, _B))
+
+
+@pytest.mark.parametrize("name", ["lt", "le", "gt", "ge"])
+def test_lax_ordering_rejects_complex_as_jax(name):
+  real = oracle()
+  with pytest.raises(TypeError) as want:
+    getattr(real.lax, name)(_A, _B)
+  with pytest.raises(TypeError) as got:
+    getattr(jax.lax, name)(_A, _B)
+  assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("name,op", [("max", np.greater), ("min", np.less)])
+def test_complex_max_min_as_xla(name, op):
+  # XLA keeps x where it comes strictly first, else y (ties and NaNs: y).
+  want = np.where(_lex(op, _A, _B), _A, _B)
+  fn = getattr(jax.lax, name)
+  _same_complex(fn(_A, _B), want)
+  _same_complex(jax.jit(fn)(_A, _B), want)
+  jfn = jnp.maximum if name == "max" else jnp.minimum
+  _same_complex(jfn(_A, _B), want)
+  _same_complex(jax.jit(jfn)(_A, _B), want)
+  real = oracle()
+  _same_complex(fn(_A, _B), getattr(real.lax, name)(_A, _B))
+
+
+def test_complex_reductions_sort_and_errors_as_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  v = np.array([1 + 1j, -3j, 1 + 3j, 1 + 5j, 0j, 1 + 0j, -3 + 1j], np.complex64)
+  for name in ("max", "min", "sort", "argsort"):
+    want = getattr(real_jnp, name)(v)
+    _same_complex(getattr(jnp, name)(v), want)
+    _same_complex(jax.jit(getattr(jnp, name))(v), want)
+  for name in ("argmax", "argmin"):
+    with pytest.raises(TypeError) as want:
+      getattr(real_jnp, name)(v)
+    with pytest.raises(TypeError) as got:
+      getattr(jnp, name)(v)
+    assert str(got.value) == str(want.value)
+  with pytest.raises(ValueError, match="Complex values have no ordering"):
+    jnp.clip(v, 0, 1)
+  with pytest.raises(ValueError, match="Complex values have no ordering"):
+    jnp.clip(np.ones(2, np.float32), 0j, 1)
+
+
+# -- ShapeDtypeStruct.like, ClosedJaxpr.literals ---------------------------------
+
+def test_shape_dtype_struct_like_as_jax():
+  real = oracle()
+  for x in (np.ones((2, 3)), np.arange(4, dtype=np.int8), jnp.ones(2)):
+    want = real.ShapeDtypeStruct.like(np.asarray(x))
+    got = jax.ShapeDtypeStruct.like(x)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+  got = jax.ShapeDtypeStruct.like(jax.ShapeDtypeStruct((4,), jnp.int32))
+  assert (got.shape, got.dtype) == ((4,), np.int32)
+
+
+def test_closed_jaxpr_literals_are_its_consts():
+  c = np.array([1., 2.], np.float32)
+  closed = jax.make_jaxpr(lambda x: x + jnp.asarray(c))(jnp.ones(2))
+  assert len(closed.literals) == 1
+  np.testing.assert_array_equal(closed.literals[0], c)
