@@ -116,6 +116,17 @@ def _elementwise(prim, avals, params, outs):
   return [entries] * len(outs)
 
 
+def _select_n(prim, avals, params, outs):
+  cases = avals[1:]
+  if len({a.explicit_sharding for a in cases}) > 1:
+    from purejax._src.mesh_context import get_abstract_mesh
+    shown = [a.explicit_sharding or NamedSharding(get_abstract_mesh(),
+                                                   PartitionSpec(*[None] * len(a.shape)))
+             for a in cases]
+    raise ShardingTypeError(f"select cases must have the same shardings, got {shown}.")
+  return [list(spec_of(cases[0]))]
+
+
 def _reduction(prim, avals, params, outs):
   axes = set(params["axes"])
   entries = [e for i, e in enumerate(spec_of(avals[0])) if i not in axes]
@@ -182,8 +193,9 @@ def _reshape(prim, avals, params, outs):
       if named != [gi[0]] or gj[0] >= len(out_shape) or out_shape[gj[0]] % _splits(
           avals[0], spec[gi[0]]):
         raise ShardingTypeError(
-            f"reshape of {_short(avals[0])} to {tuple(out_shape)} moves a split dimension; "
-            "pass out_sharding or reshard first")
+            "This reshape is not supported. Please specify the sharding of the output via "
+            "the `out_sharding` argument of jax.lax.reshape. Got operand type: "
+            f"{avals[0].str_short()}, new sizes: {tuple(out_shape)}")
       entries[gj[0]] = spec[gi[0]]
     i, j = gi[-1] + 1, gj[-1] + 1
   return [entries]
@@ -234,6 +246,7 @@ _RULES = {
     "slice": _slice_like,
     "dynamic_slice": _slice_like,
     "dot_general": _dot_general,
+    "select_n": _select_n,
 }
 
 
@@ -243,7 +256,7 @@ def apply_rule(primitive, avals, params, out):
   if primitive.name in _FROM_JAXPR:
     return out
   outs = list(out) if primitive.multiple_results else [out]
-  rule = _elementwise if primitive.elementwise else _RULES.get(primitive.name)
+  rule = _RULES.get(primitive.name) or (_elementwise if primitive.elementwise else None)
   if rule is None:
     ins = ", ".join(_short(a) for a in avals)
     raise NotImplementedError(
