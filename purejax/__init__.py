@@ -59,6 +59,7 @@ from purejax import sharding
 # [end runtime area]
 # [devices area]
 from purejax._src.mesh import NamedSharding, make_mesh
+from purejax._src.mesh_context import set_mesh
 from purejax._src.mesh import PartitionSpec as P
 from purejax._src.sharded_array import (
     make_array_from_callback, make_array_from_process_local_data,

@@ -53,6 +53,7 @@ class _KeyAval:
   """The abstract value of an array of typed PRNG keys."""
   __slots__ = ("shape", "dtype")
   weak_type = False
+  explicit_sharding = None
 
   def __init__(self, shape, dtype):
     self.shape, self.dtype = shape, dtype

@@ -158,7 +158,12 @@ class ArrayImpl(core.ArrayBase):
   @property
   def sharding(self):
     sharding = getattr(self, "_sharding", None)
-    return sharding if sharding is not None else _devices.SingleDeviceSharding(_devices.CPU)
+    if sharding is not None:
+      return sharding
+    if getattr(self.aval, "explicit_sharding", None) is not None:   # a typed result
+      from purejax._src.sharding_types import concrete_sharding
+      return concrete_sharding(self.aval)
+    return _devices.SingleDeviceSharding(_devices.CPU)
 
   @property
   def committed(self):

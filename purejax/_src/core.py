@@ -47,12 +47,17 @@ class AbstractValue:
   __slots__ = ()
 
 
+_NO_SHARDING = object()   # update(): keep the sharding when the shape is kept
+
+
 class ShapedArray(AbstractValue):
-  """The set of arrays with a given shape, dtype and weak type."""
-  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  """The set of arrays with a given shape, dtype and weak type (and, for an
+  array sharded over Explicit mesh axes, its ``explicit_sharding``: a
+  NamedSharding over an AbstractMesh, else None)."""
+  __slots__ = ("shape", "dtype", "weak_type", "explicit_sharding", "_hash")
   array_abstraction_level = 1
 
-  def __init__(self, shape, dtype, weak_type=False):
+  def __init__(self, shape, dtype, weak_type=False, sharding=None):
     self.shape = tuple(shape)
     try:
       self.dtype = np.dtype(dtype)
@@ -61,6 +66,7 @@ class ShapedArray(AbstractValue):
         raise
       self.dtype = dtype
     self.weak_type = bool(weak_type)
+    self.explicit_sharding = sharding
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
@@ -68,32 +74,43 @@ class ShapedArray(AbstractValue):
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+            and self.dtype == other.dtype and self.weak_type == other.weak_type
+            and self.explicit_sharding == other.explicit_sharding)
 
   def __hash__(self):
     if self._hash is None:
-      self._hash = hash((self.shape, self.dtype, self.weak_type))
+      self._hash = hash((self.shape, self.dtype, self.weak_type, self.explicit_sharding))
     return self._hash
 
-  def update(self, shape=None, dtype=None, weak_type=None):
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=_NO_SHARDING):
+    # A new shape drops the sharding (a rule in sharding_types sets the new one).
+    if sharding is _NO_SHARDING:
+      sharding = self.explicit_sharding if shape is None or tuple(shape) == self.shape else None
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
-                       self.weak_type if weak_type is None else weak_type)
+                       self.weak_type if weak_type is None else weak_type, sharding)
 
   def strip_weak_type(self):
     return self.update(weak_type=False) if self.weak_type else self
 
   @property
   def sharding(self):
-    """As JAX types an unsharded value: every dimension unsplit over the
-    empty abstract mesh."""
-    from purejax._src.mesh import EMPTY_ABSTRACT_MESH, NamedSharding, PartitionSpec
-    return NamedSharding(EMPTY_ABSTRACT_MESH, PartitionSpec(*[None] * len(self.shape)))
+    """As JAX types a value: its explicit sharding, else every dimension
+    unsplit over the current abstract mesh (empty without a mesh)."""
+    if self.explicit_sharding is not None:
+      return self.explicit_sharding
+    from purejax._src.mesh import NamedSharding, PartitionSpec
+    from purejax._src.mesh_context import get_abstract_mesh
+    return NamedSharding(get_abstract_mesh(), PartitionSpec(*[None] * len(self.shape)))
 
   def str_short(self, short_dtypes=False, mark_weak=False):
     name = short_dtype_name(self.dtype) if short_dtypes else dtype_name(self.dtype)
-    shape = ",".join(map(str, self.shape))
-    return f"{'~' if mark_weak and self.weak_type else ''}{name}[{shape}]"
+    sharding = self.explicit_sharding
+    if sharding is None:
+      shape = ",".join(map(str, self.shape))
+      return f"{'~' if mark_weak and self.weak_type else ''}{name}[{shape}]"
+    from purejax._src.sharding_types import shape_with_spec
+    return f"{'~' if mark_weak and self.weak_type else ''}{name}{shape_with_spec(self.shape, sharding.spec)}"
 
   def __repr__(self):
     weak = ", weak_type=True" if self.weak_type else ""
@@ -172,6 +189,9 @@ def concrete_numpy_value(x):
 # ---------------------------------------------------------------------------
 # Primitives
 
+sharding_rule = None   # set by sharding_types: explicit sharding's output rule
+
+
 class Primitive:
   """A primitive operation; every rule about it is an attribute of it.
 
@@ -221,8 +241,18 @@ class Primitive:
     return hit
 
   def _concrete_avals(self, avals, params):
-    out = self.abstract_eval(*avals, **params)
+    out = self.typed_abstract_eval(avals, params)
     allocation.check_avals(out if self.multiple_results else (out,))
+    return out
+
+  def typed_abstract_eval(self, avals, params):
+    """``abstract_eval``, with the output shardings of explicit sharding
+    (sharding_types.py) when an input carries one."""
+    out = self.abstract_eval(*avals, **params)
+    if sharding_rule is not None:
+      for a in avals:
+        if getattr(a, "explicit_sharding", None) is not None:
+          return sharding_rule(self, avals, params, out)
     return out
 
   # Decorators, so that a primitive's rules are written right below it.

@@ -318,6 +318,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   (JAX's errors for shapes a sharding does not divide).  Under a trace it
   is staged as ``device_put`` (the layout is not tracked through jit)."""
   _check_platforms()
+  from purejax._src.sharding_types import resolve_target
+  from purejax._src.mesh import PartitionSpec
+  device = tree_util.tree_map(resolve_target, device,
+                              is_leaf=lambda v: v is None or isinstance(v, PartitionSpec))
   leaves, tree = tree_util.tree_flatten(x)
   targets = _targets(x, device, "device")
   srcs = _targets(x, src, "src")

@@ -59,22 +59,51 @@ class PartitionSpec(tuple):
   one-name tuple entry is the name itself)."""
   UNCONSTRAINED = UNCONSTRAINED
 
-  def __new__(cls, *partitions):
-    return tuple.__new__(cls, tuple(_normalize_entry(p) for p in partitions))
+  def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
+    self = tuple.__new__(cls, tuple(_normalize_entry(p) for p in partitions))
+    self.unreduced = _axis_set(unreduced, "unreduced")
+    self.reduced = _axis_set(reduced, "reduced")
+    used = {n for entry in self for n in _entry_names(entry)}
+    for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+      if used & axes:
+        raise ValueError(f"partitions cannot overlap with {name} axes passed to "
+                         f"PartitionSpec. Got partitions: {tuple(self)} and {name} axes: "
+                         f"frozenset({set(sorted(axes))})")
+    if self.unreduced & self.reduced:
+      raise ValueError("`unreduced` and `reduced` axes passed to PartitionSpec cannot "
+                       f"overlap. Got unreduced: {self.unreduced} and reduced: {self.reduced}")
+    return self
 
   def __repr__(self):
-    return "P" + tuple.__repr__(self)
+    parts = [repr(p) for p in self]
+    for name in ("unreduced", "reduced"):
+      axes = getattr(self, name, frozenset())
+      if axes:
+        parts.append(f"{name}={{{', '.join(repr(a) for a in sorted(axes))}}}")
+    return "P(" + ", ".join(parts) + ("," if len(parts) == 1 and len(self) == 1 else "") + ")"
 
   __str__ = __repr__
 
+  def _extra(self):
+    return (getattr(self, "unreduced", frozenset()), getattr(self, "reduced", frozenset()))
+
   def __eq__(self, other):
-    return isinstance(other, PartitionSpec) and tuple.__eq__(self, other)
+    return (isinstance(other, PartitionSpec) and tuple.__eq__(self, other)
+            and self._extra() == other._extra())
 
   def __ne__(self, other):
     return not self == other
 
   def __hash__(self):
-    return hash((PartitionSpec, tuple(self)))
+    return hash((PartitionSpec, tuple(self), self._extra()))
+
+  def __reduce__(self):
+    return (_rebuild_spec, (tuple(self), *self._extra()))
+
+  def update(self, **kwargs):
+    return PartitionSpec(*kwargs.get("partitions", tuple(self)),
+                         unreduced=kwargs.get("unreduced", self.unreduced),
+                         reduced=kwargs.get("reduced", self.reduced))
 
   def __add__(self, other):
     if not isinstance(other, tuple):
@@ -85,9 +114,6 @@ class PartitionSpec(tuple):
     if not isinstance(other, tuple):
       return NotImplemented
     return PartitionSpec(*other, *self)
-
-  def __getnewargs__(self):
-    return tuple(self)
 
   @property
   def partitions(self):
@@ -101,6 +127,19 @@ class PartitionSpec(tuple):
 
 
 P = PartitionSpec
+
+
+def _rebuild_spec(partitions, unreduced, reduced):
+  return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
+
+
+def _axis_set(axes, name):
+  if isinstance(axes, str):
+    axes = (axes,)
+  axes = frozenset(axes)
+  if not all(isinstance(a, str) for a in axes):
+    raise TypeError(f"{name} axes passed to PartitionSpec must be mesh axis names, got {axes}")
+  return axes
 
 
 def _normalize_entry(p):
@@ -194,7 +233,8 @@ class Mesh:
 
   @property
   def abstract_mesh(self):
-    return self
+    from purejax._src.mesh_context import abstract_of
+    return abstract_of(self)
 
   @property
   def _flat_devices_tuple(self):
@@ -243,43 +283,6 @@ class Mesh:
     return False
 
 
-class AbstractMesh:
-  """A mesh's shape without its devices: axis sizes, names and types.  The
-  mesh of an abstract value's sharding (``jax.typeof(x).sharding.mesh``);
-  ``AbstractMesh((), ())`` is the empty mesh of an unsharded value."""
-
-  def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
-    self.axis_sizes = tuple(int(n) for n in axis_sizes)
-    self.axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
-    self.axis_types = _normalize_axis_types(self.axis_names, axis_types, "AbstractMesh")
-    self.abstract_device = abstract_device
-
-  shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
-  shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
-  size = property(lambda self: math.prod(self.axis_sizes) if self.axis_sizes else 0)
-  empty = property(lambda self: not self.axis_names)
-  abstract_mesh = property(lambda self: self)
-
-  @property
-  def devices(self):
-    raise ValueError("AbstractMesh does not implement devices")
-
-  def _key(self):
-    return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)
-
-  def __eq__(self, other):
-    return isinstance(other, AbstractMesh) and self._key() == other._key()
-
-  def __hash__(self):
-    return hash((AbstractMesh, self._key()))
-
-  def __repr__(self):
-    sizes = ", ".join(f"'{k}': {v}" for k, v in self.shape_tuple) or "()"
-    return f"AbstractMesh({sizes}, axis_types={self.axis_types})"
-
-  __str__ = __repr__
-
-
 def _mesh_stack():
   stack = getattr(_mesh_context, "stack", None)
   if stack is None:
@@ -288,9 +291,13 @@ def _mesh_stack():
 
 
 def context_mesh():
-  """The innermost ``with mesh:`` mesh of this thread, or None."""
+  """The innermost ``with mesh:`` mesh of this thread, else the mesh set by
+  ``jax.set_mesh``, or None."""
   stack = _mesh_stack()
-  return stack[-1] if stack else None
+  if stack:
+    return stack[-1]
+  from purejax._src.mesh_context import concrete_mesh
+  return concrete_mesh()
 
 
 def _normalize_axis_types(axis_names, axis_types, name):
@@ -309,7 +316,6 @@ def _normalize_axis_types(axis_names, axis_types, name):
 
 
 EMPTY_MESH = Mesh(np.empty((), dtype=object), ())   # JAX's ``Mesh()``: no mesh
-EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
@@ -353,6 +359,7 @@ class NamedSharding(Sharding):
   does not name hold replicas."""
 
   def __init__(self, mesh, spec=PartitionSpec(), *, memory_kind=None):
+    from purejax._src.mesh_context import AbstractMesh
     if not isinstance(mesh, (Mesh, AbstractMesh)):
       raise TypeError(f"NamedSharding expects a Mesh, got {mesh!r}")
     if not isinstance(spec, PartitionSpec):
@@ -379,11 +386,11 @@ class NamedSharding(Sharding):
 
   @property
   def memory_kind(self):   # an abstract mesh has no memory
-    return None if isinstance(self.mesh, AbstractMesh) else self._memory_kind or "device"
+    return None if not isinstance(self.mesh, Mesh) else self._memory_kind or "device"
 
   @property
   def device_set(self):
-    if isinstance(self.mesh, AbstractMesh):
+    if not isinstance(self.mesh, Mesh):
       raise ValueError("device_set is not implemented for `jax.sharding.AbstractMesh`.")
     return set(self.mesh.devices.flat)
 
@@ -466,8 +473,9 @@ class NamedSharding(Sharding):
     return tuple(n for n in self.mesh.axis_names if n not in used)
 
   def __repr__(self):
-    memory = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
-    return f"NamedSharding(mesh={self.mesh}, spec={self.spec}{memory})"
+    if not hasattr(self.mesh, "devices"):   # an AbstractMesh: a type, not a placement
+      return f"NamedSharding(mesh={self.mesh}, spec={self.spec})"
+    return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self.memory_kind})"
 
   def __eq__(self, other):
     return (isinstance(other, NamedSharding) and self.mesh == other.mesh

@@ -91,9 +91,10 @@ def put(x, target):
   check_shape(sharding, x.shape, "device_put")
   if getattr(x, "_sharding", None) == sharding:
     return x
+  from purejax._src.sharding_types import put_aval
   out = _new(Array)
   out._v = x._v   # may still be pending: shared as it is
-  out.aval = x.aval
+  out.aval = put_aval(x.aval, sharding)
   return with_sharding(out, sharding)
 
 

@@ -91,7 +91,7 @@ class DynamicJaxprTrace(core.Trace):
         return out
     tracers = [self.to_tracer(x) for x in args]
     avals = tuple(t.aval for t in tracers)
-    out_avals = primitive.abstract_eval(*avals, **params)
+    out_avals = primitive.typed_abstract_eval(avals, params)
     multiple = primitive.multiple_results
     outvars = [Var(a) for a in (out_avals if multiple else [out_avals])]
     eqn = JaxprEqn([t.var for t in tracers], outvars, primitive, params,

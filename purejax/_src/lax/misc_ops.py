@@ -252,8 +252,14 @@ def dce_sink(val, *, prevent_mlir_dce=False):
 
 # -- device_put and sharding_constraint (one device: identities) ------------------------
 
+def _put_avals(avals, devices):
+  from purejax._src.sharding_types import put_aval
+  return [put_aval(a, d) for a, d in zip(avals, devices)]
+
+
 device_put_p = standard_primitive(
-    "device_put", lambda *avals, **_: list(avals), lambda *xs, **_: [np.copy(x) for x in xs],
+    "device_put", lambda *avals, devices, **_: _put_avals(avals, devices),
+    lambda *xs, **_: [np.copy(x) for x in xs],
     multiple_results=True)
 device_put_p.c_code = None
 device_put_p.batch = _identity_batch(device_put_p)

@@ -1,0 +1,161 @@
+"""Explicit sharding (sharding in types) against real JAX on 8 CPU devices:
+set_mesh, device_put(x, P(...)), typeof printing ``float32[8@x]``, the
+propagation rules and their errors, reshard, auto_axes, PartitionSpec's
+unreduced axes.  Each case runs in a subprocess (the device count is read
+at start-up) under purejax and under JAX; their printed lines must agree."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jax_devices_oracle import jax_stdout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PRELUDE = """
+import {mod} as jax
+import {mod}.numpy as jnp
+from {mod}.sharding import PartitionSpec as P, AxisType, NamedSharding, AbstractMesh
+mesh = jax.make_mesh((2, 4), ('x', 'y'))
+def show(name, f):
+  try:
+    print(name, jax.typeof(f()))
+  except Exception as e:
+    print(name, type(e).__name__, str(e).splitlines()[0])
+"""
+
+CASES = {
+  "mesh": """
+print(repr(mesh)); print(mesh); print(mesh.abstract_mesh)
+print(repr(AbstractMesh((2, 4), ('x', 'y'))))
+print(AbstractMesh((2, 4), ('x', 'y')).axis_types)
+print(jax.sharding.get_abstract_mesh())
+with jax.set_mesh(mesh) as m:
+  print(m, jax.sharding.get_abstract_mesh())
+  print(jax.sharding.get_mesh())
+print(jax.sharding.get_abstract_mesh())
+try:
+  jax.set_mesh(mesh.abstract_mesh)
+except ValueError as e:
+  print('ValueError', str(e).split('Got')[0])
+""",
+  "device_put_typeof": """
+jax.set_mesh(mesh)
+a = jax.device_put(jnp.arange(32.).reshape(8, 4), P('x'))
+print(jax.typeof(a)); print(repr(jax.typeof(a))); print(a.sharding)
+print(jax.typeof(a).shape, jax.typeof(a).dtype)
+print(jax.typeof(jax.device_put(jnp.ones((8, 4)), P(('x', 'y')))))
+print(jax.typeof(jax.device_put(jnp.ones((8, 4)), P('y', 'x'))))
+print(jnp.sum(a), a.shape)
+show('indivisible', lambda: jax.device_put(jnp.ones((3, 4)), P('x')))
+show('unknown axis', lambda: jax.device_put(jnp.ones((8, 4)), P('z')))
+""",
+  "auto_mesh_untyped": """
+m = jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))
+with jax.set_mesh(m):
+  c = jax.device_put(jnp.ones(8), P('i'))
+  print(jax.typeof(c)); print(c.sharding)
+""",
+  "elementwise": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x'))
+  b = jax.device_put(jnp.ones((8, 4)), P(None, 'y'))
+  show('scale', lambda: a * 2)
+  show('merge', lambda: a + b)
+  show('with unsharded', lambda: a + jnp.ones((8, 4)))
+  show('broadcast row', lambda: a + jnp.ones(4))
+  show('broadcast sharded row', lambda: jax.device_put(jnp.ones(4), P('y')) + a)
+  show('sin', lambda: jnp.sin(a))
+  show('astype', lambda: a.astype(jnp.int32))
+  show('where', lambda: jnp.where(a > 0, a, b))
+  show('conflict', lambda: a + jax.device_put(jnp.ones((8, 4)), P('y')))
+  show('same axis twice', lambda: a + jax.device_put(jnp.ones((8, 4)), P(None, 'x')))
+""",
+  "reductions_and_layout": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x', 'y'))
+  show('sum0', lambda: a.sum(0))
+  show('sum1', lambda: a.sum(1))
+  show('sum', lambda: a.sum())
+  show('max0', lambda: a.max(0))
+  show('argmax1', lambda: jnp.argmax(a, axis=1))
+  show('mean1', lambda: a.mean(1))
+  show('T', lambda: a.T)
+  show('reshape split', lambda: a.reshape(8, 2, 2))
+  b = jax.device_put(jnp.ones((8, 4)), P('x'))
+  show('reshape merge', lambda: b.reshape(32))
+  show('expand', lambda: b[None])
+  show('column', lambda: b[:, 0])
+  show('cumsum', lambda: jnp.cumsum(b, axis=1))
+""",
+  "dot_general": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x'))
+  show('free dims', lambda: a @ jax.device_put(jnp.ones((4, 4)), P(None, 'y')))
+  show('one side contracting', lambda: a @ jax.device_put(jnp.ones((4, 4)), P('y')))
+  show('both contracting', lambda: jax.device_put(jnp.ones((8, 4)), P('x', 'y'))
+       @ jax.device_put(jnp.ones((4, 4)), P('y')))
+  show('illegal result', lambda: a @ jax.device_put(jnp.ones((4, 8)), P(None, 'x')))
+  show('batch', lambda: jnp.einsum('bij,bjk->bik', jax.device_put(jnp.ones((2, 4, 4)), P('x')),
+                                   jax.device_put(jnp.ones((2, 4, 4)), P('x', None, 'y'))))
+  show('batch one side', lambda: jnp.einsum('bij,bjk->bik',
+       jax.device_put(jnp.ones((2, 4, 4)), P('x')), jnp.ones((2, 4, 4))))
+  print((a @ jnp.ones((4, 4))).sum())
+""",
+  "jit": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.arange(32.).reshape(8, 4), P('x'))
+  @jax.jit
+  def f(x):
+    print('in jit', jax.typeof(x))
+    y = jnp.sin(x) * 2
+    print('in jit', jax.typeof(y))
+    return y.sum(0), y.sum(1)
+  s0, s1 = f(a)
+  print(jax.typeof(s0), jax.typeof(s1))
+  print(jnp.allclose(s1, jnp.sin(jnp.arange(32.).reshape(8, 4)).sum(1) * 2))
+  f(a)   # no retrace
+  f(jax.device_put(a, P(None, 'y')))   # a new type: retraced
+  g = jax.jit(lambda z: jax.sharding.reshard(z, P(None, 'y')))
+  print(jax.typeof(g(a)))
+""",
+  "reshard_auto_axes": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x'))
+  show('reshard', lambda: jax.sharding.reshard(a, P('y')))
+  show('reshard replicate', lambda: jax.sharding.reshard(a, P()))
+  show('auto_axes', lambda: jax.sharding.auto_axes(lambda z: z * 2, out_sharding=P('y'))(a))
+  @jax.sharding.auto_axes(out_sharding=P(None, 'y'))
+  def inside(z):
+    print('auto inside', jax.typeof(z))
+    return z + 1
+  show('auto decorator', lambda: inside(a))
+""",
+  "partition_spec": """
+print(repr(P('x', None, unreduced={'y'}))); print(P('x', reduced={'y'}))
+print(repr(P(unreduced={'y'}))); print(P('x'), P(), P(None, 'x'))
+print(P('x', unreduced={'y'}) == P('x'), P('x', unreduced={'y'}).unreduced, P('x').unreduced)
+try:
+  P('x', unreduced={'x'})
+except ValueError as e:
+  print('ValueError', e)
+""",
+}
+
+
+def _purejax_stdout(code):
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+             PYTHONPATH=ROOT)
+  run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120, cwd=ROOT)
+  assert run.returncode == 0, run.stderr
+  return run.stdout.strip()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matches_jax(case):
+  body = CASES[case]
+  expected = jax_stdout(PRELUDE.format(mod="jax") + body, 8)
+  got = _purejax_stdout(PRELUDE.format(mod="purejax") + body)
+  assert got.splitlines() == expected.splitlines()
