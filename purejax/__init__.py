@@ -90,6 +90,8 @@ from purejax import image
 from purejax import custom_batching
 from purejax import dlpack
 from purejax import profiler
+from purejax import ref
+from purejax.ref import Ref, freeze, new_ref
 # [end api extras area]
 
 __version__ = "0.1.0"
