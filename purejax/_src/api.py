@@ -247,7 +247,7 @@ def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
     out = fun(*call_args, **call_kwargs)
     out_leaves, out_tree = tree_util.tree_flatten(out)
     refs_discharge.check_no_ref_outputs(
-        fun, traced_for, leaves, out_leaves,
+        fun, traced_for, sig_split.leaves, leaves, out_leaves,
         lambda: _arg_names(fun, sig_split, args, kwargs))
     for leaf in out_leaves:
       if not core.is_array_like(leaf):

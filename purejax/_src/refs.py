@@ -185,14 +185,18 @@ for _p in (new_ref_p, get_p, swap_p, addupdate_p, freeze_p):
   _not_run(_p)
 
 
+def _index_atom(v, atom):
+  return str(v.val) if type(v) is Literal else atom(v)
+
+
 def _pp_eqn(eqn, atom, typed, unused):
   """JAX's notation: ``c <- a[...]``, ``a[1] <- v``, ``a[1] += v``."""
   prim, ins = eqn.primitive, eqn.invars
   ref = ins[0]
   if prim is get_p:
-    where = _spec_text(eqn.params["spec"], ref.aval.shape, [atom(v) for v in ins[1:]])
+    where = _spec_text(eqn.params["spec"], ref.aval.shape, [_index_atom(v, atom) for v in ins[1:]])
     return f"{typed(eqn.outvars[0])} <- {atom(ref)}[{where}]"
-  where = _spec_text(eqn.params["spec"], ref.aval.shape, [atom(v) for v in ins[2:]])
+  where = _spec_text(eqn.params["spec"], ref.aval.shape, [_index_atom(v, atom) for v in ins[2:]])
   target = f"{atom(ref)}[{where}]"
   if prim is addupdate_p:
     return f"{target} += {atom(ins[1])}"
@@ -208,6 +212,13 @@ for _p in (get_p, swap_p, addupdate_p):
 # ---------------------------------------------------------------------------
 # Where an operation on a ref happens
 
+def is_staging(trace):
+  """A trace that records operations (jit, make_jaxpr, loop bodies); the
+  known half of linearize runs them at once."""
+  return (isinstance(trace, pe.DynamicJaxprTrace)
+          and not isinstance(trace, pe.PartialEvalTrace))
+
+
 def _owner(ref):
   return ref._trace
 
@@ -219,13 +230,23 @@ def _staging_between(ref):
   owner = _owner(ref)
   t = core.current_trace()
   while t is not None and t is not owner:
-    if isinstance(t, pe.DynamicJaxprTrace):
+    if is_staging(t):
       return t
     t = t.parent
   if t is None and owner is not core.eval_trace:
     raise ValueError(f"a mutable array reference of type {ref.aval.str_short()} was "
                      "used outside the transformation that created it")
   return None
+
+
+def _foreign(value, ref):
+  """Whether tracer ``value`` belongs to a trace inside ``ref``'s."""
+  t = _owner(ref)
+  while t is not None:
+    if value._trace is t:
+      return False
+    t = t.parent
+  return True
 
 
 def _check_value(ref, value, stage_at):
@@ -272,7 +293,7 @@ def new_ref(init_val, *, memory_space=None, kind=None):
     raise TypeError("new_ref expects an array, got a mutable array reference")
   import purejax.numpy as jnp
   trace = core.current_trace()
-  if isinstance(trace, pe.DynamicJaxprTrace):
+  if is_staging(trace):
     return new_ref_p.bind(init_val)
   value = init_val if isinstance(init_val, core.Tracer) else jnp.asarray(init_val)
   if not isinstance(value, core.Tracer) and isinstance(init_val, (int, float, complex)):
@@ -305,10 +326,11 @@ def _apply(prim, box, spec, operands, value):
   old = box._value
   if prim is get_p:
     return old[index]
+  full = all(s != "i" and s == (0, n, 1) for s, n in zip(spec, old.shape))
   if prim is swap_p:
-    box._value = old.at[index].set(value)
-    return old[index]
-  box._value = old.at[index].add(value)
+    box._value = value if full else old.at[index].set(value)
+    return old if full else old[index]
+  box._value = old + value if full else old.at[index].add(value)
   return []
 
 

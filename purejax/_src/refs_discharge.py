@@ -107,12 +107,18 @@ def _should_discharge(args, jaxpr):
   if any(refs._is_ref(a) for a in args):
     return _boxes_are_values(args)
   trace = core.current_trace()
-  return ((not isinstance(trace, pe.DynamicJaxprTrace) or trace in _discharge_traces)
+  return ((not refs.is_staging(trace) or trace in _discharge_traces)
           and jaxpr_has_refs(jaxpr))
 
 
 def _write_back(ref_args, finals):
+  from purejax._src.interpreters import ad
   for box, value in zip(ref_args, finals):
+    # A value no longer differentiated by a JVP inside the box's level: its primal.
+    while (isinstance(value, ad.JVPTracer) and isinstance(value.tangent, ad.Zero)
+           and refs._foreign(value, box)):
+      value = value.primal
+    refs._check_value(box, value, None)
     box._value = value
 
 
@@ -199,7 +205,7 @@ def install_refusal(prim, what):
 
   def bind(*args, **params):
     if (any(refs._is_ref(a) for a in args)
-        and not isinstance(core.current_trace(), pe.DynamicJaxprTrace)):
+        and not refs.is_staging(core.current_trace())):
       raise NotImplementedError(f"purejax: mutable array references used inside a {what} "
                                 "are not supported yet (use lax.scan or fori_loop with "
                                 "static bounds)")
@@ -219,7 +225,7 @@ def uses_refs(closed):
   return hit
 
 
-def check_no_ref_outputs(fun, traced_for, in_leaves, out_leaves, arg_names):
+def check_no_ref_outputs(fun, traced_for, in_leaves, in_tracers, out_leaves, arg_names):
   """JAX's errors: a traced function may neither return a ref nor take one
   ref twice."""
   from purejax._src import source_info
@@ -234,6 +240,7 @@ def check_no_ref_outputs(fun, traced_for, in_leaves, out_leaves, arg_names):
             f"{traced_for} the mutable array reference of type {x.aval.str_short()} "
             f"appeared at both {names[seen[id(x)]]} and {names[i]}.")
       seen[id(x)] = i
+  seen = {id(t): i for i, t in enumerate(in_tracers)}
   for out in out_leaves:
     if refs._is_ref(out):
       if id(out) in seen:
