@@ -92,6 +92,8 @@ from purejax import custom_batching
 from purejax import dlpack
 from purejax import profiler
 from purejax import interpreters   # the extension API's rule registries (ad, batching)
+from purejax import ref
+from purejax.ref import Ref, freeze, new_ref
 # [end api extras area]
 
 __version__ = "0.1.0"

@@ -16,6 +16,7 @@ from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src import async_dispatch
 from purejax._src import compile_log
+from purejax._src import refs_discharge
 from purejax._src.donation import Donation
 from purejax._src.array import (
     Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending, wrap_read_only)
@@ -245,6 +246,9 @@ def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):
     call_args, call_kwargs = sig_split.rebuild(len(args), leaves)
     out = fun(*call_args, **call_kwargs)
     out_leaves, out_tree = tree_util.tree_flatten(out)
+    refs_discharge.check_no_ref_outputs(
+        fun, traced_for, sig_split.leaves, leaves, out_leaves,
+        lambda: _arg_names(fun, sig_split, args, kwargs))
     for leaf in out_leaves:
       if not core.is_array_like(leaf):
         _check_output_leaves(fun, out, traced_for)
@@ -375,7 +379,9 @@ class JitWrapped:
       return self._fun(*args, **kwargs)
     traced, split = self._get_traced(args, kwargs)
     inputs = traced.consts + split.leaves
-    if core.current_trace() is core.eval_trace:
+    if refs_discharge.uses_refs(traced.jaxpr):   # runs discharged; refs updated in place
+      outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr, name=source_info.function_name(self._fun))
+    elif core.current_trace() is core.eval_trace:
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
       outs = _run_compiled(traced, inputs, rerun)

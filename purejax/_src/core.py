@@ -171,9 +171,12 @@ def get_aval(x):
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
+ref_types = ()   # refs.Ref, set when that module loads
+
+
 def is_array_like(x):
   """True for values JAX accepts as arrays (not lists or tuples)."""
-  return (isinstance(x, (ArrayBase, np.ndarray, np.generic))
+  return (isinstance(x, (ArrayBase, np.ndarray, np.generic) + ref_types)
           or type(x) in _PYTHON_SCALAR_KINDS
           or isinstance(x, (bool, int, float, complex)))
 
@@ -510,6 +513,9 @@ class Tracer(ArrayBase):
     raise TypeError(f"unhashable type: {type(self).__name__}")
 
   def __setitem__(self, idx, value):
+    if type(self.aval).__name__ == "AbstractRef":   # a staged ref: a write
+      from purejax._src import refs
+      return refs.set(self, idx, value)
     from purejax._src.array import immutable_error
     raise immutable_error()
 

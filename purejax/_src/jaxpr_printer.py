@@ -101,8 +101,12 @@ def _share_call_names(eqn, names):
       names.names[inner] = names(outer)
 
 
-def _eqn_doc(eqn, names):
+def _eqn_doc(eqn, names, unused=frozenset()):
   prim = eqn.primitive
+  pp_eqn = getattr(prim, "pp_eqn", None)
+  if pp_eqn is not None:   # its own notation (refs: ``a[...] <- b``)
+    return pp.text(pp_eqn(eqn, lambda v: _atom(v, names), lambda v: _typed(v, names),
+                          unused))
   lhs = _vars_doc([_typed(v, names) for v in eqn.outvars])
   call_param = getattr(prim, "call_jaxpr_param", None)
   if (call_param and getattr(prim, "call_shares_names", True)
@@ -128,7 +132,8 @@ def _jaxpr_doc(jaxpr, names):
     jaxpr = jaxpr.jaxpr
   constvars = _vars_doc([_typed(v, names) for v in jaxpr.constvars])
   invars = _vars_doc([_typed(v, names) for v in jaxpr.invars])
-  eqns = pp.join(pp.brk("; "), [_eqn_doc(e, names) for e in jaxpr.eqns])
+  unused = _unused_outputs(jaxpr)
+  eqns = pp.join(pp.brk("; "), [_eqn_doc(e, names, unused) for e in jaxpr.eqns])
   outs = _vars_doc([_atom(v, names) for v in jaxpr.outvars], separator=",")
   close = ",)" if len(jaxpr.outvars) == 1 else ")"
   body = pp.concat([

@@ -320,6 +320,9 @@ def expand_bool_indices(entries, shape):
 
 def getitem(x, idx):
   """``x[idx]`` with NumPy's semantics (out-of-bounds integers clamp)."""
+  if type(getattr(x, "aval", None)).__name__ == "AbstractRef":   # a staged ref: a read
+    from purejax._src import refs
+    return refs.get(x, idx)
   return rewriting_take(x, idx)
 
 
