@@ -79,6 +79,8 @@ def b_long_cumsum(g, scope):
   n = g.choice([65537, 131072, 262144])
   dt = g.choice(["float32"] + (["float64"] if _x64() else []))
   fn = g.choice(["jnp.cumsum", "jnp.cumprod", "lax.cumlogsumexp"])
+  if fn == "jnp.cumprod":   # JAX's float32 products drift by ~n ulps: keep within tolerance
+    n = g.choice([1024, 4096])
   base = {"jnp.cumsum": "0.1", "jnp.cumprod": "1.00001", "lax.cumlogsumexp": "0.0"}[fn]
   rev = g.choice(["", ", reverse=True"]) if fn.startswith("lax") else ""
   x = g.pick(scope, lambda v: v.exact and v.kind == "f" and _size(v.shape) > 0)
