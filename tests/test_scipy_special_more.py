@@ -107,3 +107,28 @@ def test_complex_inputs_refused():
   for f in (ps.erfcx, ps.dawsn, ps.fresnel, ps.sici):
     with pytest.raises(ValueError, match="complex"):
       f(np.array([1 + 1j]))
+
+
+# (a, b, c, x): integer c - a - b after the transformations (the limit with
+# digammas), polynomials, x near 1 and far below -1
+HYP2F1_EDGES = [(-1.5, 0.5, 1.25, -5.), (1., 2., 3., -3.), (0.5, 1.5, 2., -2.),
+                (-2., 3., 1.5, -4.), (2., 1., 3.5, -10.), (0.25, 0.75, 1., -3.),
+                (3., 1., 1., 0.99), (1., 1., 1., -2.), (1., 1.5, 0.5, -5.),
+                (0.5, 0.5, 2., 0.9), (1.5, 2.5, 1., 0.75), (-2.5, -0.5, 1.75, -20.),
+                (0.3, 0.2, 1.5, 1.0), (0.5, -3., 2., 0.95)]
+
+
+def test_hyp2f1_integer_gaps_match_scipy(x64):
+  a, b, c, x = (np.array(v) for v in zip(*HYP2F1_EDGES))
+  _close(ps.hyp2f1(a, b, c, x), sps.hyp2f1(a, b, c, x), rtol=1e-11)
+  _close(purejax.jit(ps.hyp2f1)(a, b, c, x), sps.hyp2f1(a, b, c, x), rtol=1e-11)
+
+
+def test_hyp2f1_above_one_is_inf_like_jax(x64):
+  # JAX: inf for every x > 1 (SciPy too, except for polynomials)
+  x = np.array([1.5, 2., 10.])
+  assert np.all(np.isposinf(np.asarray(ps.hyp2f1(0.5, 0.5, 1.5, x))))
+  jax = oracle()
+  import jax.scipy.special as js
+  np.testing.assert_array_equal(ps.hyp2f1(-2., 3., 1.5, np.float32(x)),
+                                js.hyp2f1(-2., 3., 1.5, np.float32(x)))

@@ -4,10 +4,11 @@ from purejax._src.lax.linalg import (
     eig_p, eigh, eigh_p, householder_product, householder_product_p, lu, lu_p,
     lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr, qr_p, svd, svd_p,
     triangular_solve, triangular_solve_p, tridiagonal_solve, tridiagonal_solve_p)
+from purejax._src.lax.linalg_schur import hessenberg, hessenberg_p, schur, schur_p
 
 __all__ = [
     "EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p",
-    "eig", "eig_p", "eigh", "eigh_p", "householder_product", "householder_product_p",
+    "eig", "eig_p", "eigh", "eigh_p", "hessenberg", "hessenberg_p", "householder_product", "householder_product_p",
     "lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p",
-    "svd", "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
+    "schur", "schur_p", "svd", "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
     "tridiagonal_solve_p"]

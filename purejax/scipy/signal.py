@@ -1,9 +1,9 @@
-"""purejax.scipy.signal: N-d convolution and correlation (JAX's subset).
-
-Not provided yet: csd, istft, stft, welch.
-"""
+"""purejax.scipy.signal: N-d convolution and correlation, detrending, STFTs
+and Welch's spectral estimates (JAX's subset)."""
 from purejax._src.scipy.signal import (
     convolve, convolve2d, correlate, correlate2d, fftconvolve)
 from purejax._src.scipy.signal_spectral import detrend
+from purejax._src.scipy.signal_welch import csd, istft, stft, welch
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend",
+           "fftconvolve", "istft", "stft", "welch"]

@@ -195,9 +195,12 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
   ``d`` and off-diagonal ``e``, through the dense symmetric eigensolver."""
   del tol, key
   d, e = promote_args_inexact("eigh_tridiagonal", d, e)
+  # select='v' (eigenvalues in a range: a data-dependent count) is
+  # refused, as by JAX.
+  if select == "v":
+    raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
   if select not in ("a", "i"):
-    raise NotImplementedError(
-        f"eigh_tridiagonal: select={select!r} is not supported (only 'a' and 'i').")
+    raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
   m = jnp.diag(d) + jnp.diag(e, 1) + jnp.diag(jnp.conj(e), -1)
   w, v = eigh(m)
   if select == "i":

@@ -15,7 +15,7 @@ from purejax import lax
 from purejax._src import dtypes
 from purejax._src.custom_jvp import custom_jvp
 from purejax._src.numpy.util import promote_args_inexact
-from purejax._src.scipy.special import gamma
+from purejax._src.scipy.special import digamma, gamma
 from purejax._src.scipy.special_ndtr import ndtr
 from purejax._src.scipy.util import dtype_of as _dtype, real_only as _real_only
 
@@ -244,34 +244,85 @@ def _hyp2f1_series(a, b, c, x, n_terms=200):
                  jnp.ones_like(x), n_terms)
 
 
-def _hyp2f1_unit_interval(a, b, c, x):
-  """2F1 for 0 <= x <= 1: the series up to 1/2, the 1 - x transformation above."""
-  near_one = x > 0.5
+def _rgamma(z):
+  """1 / gamma(z), zero at the poles."""
+  return jnp.where((z <= 0) & (z == jnp.round(z)), 0, 1 / gamma(z))
+
+
+def _hyp2f1_integer_gap(a, b, c, s, y, n_terms=200):
+  """2F1(a, b; c; 1 - y) for 0 < y <= 1/2 when s = c - a - b is an integer m
+  or -m (the limit of the 1 - x transformation: Abramowitz & Stegun 15.3.11,
+  and 15.3.12 as 15.3.11 with a - m, b - m times y^-m); a, b not
+  nonpositive integers (the caller sums those polynomials directly)."""
+  m = jnp.abs(s)
+  below = s < 0
+  a = jnp.where(below, a - m, a)
+  b = jnp.where(below, b - m, b)
+
+  def finite(n, carry):       # sum_{n < m} (a)_n (b)_n / (n! (1-m)_n) y^n
+    term, total = carry
+    more = n + 1 < m
+    term = jnp.where(more, term * (a + n) * (b + n) / ((n + 1) * jnp.where(more, 1 - m + n, 1))
+                     * y, 0)
+    return term, total + term
+
+  one = jnp.ones_like(y)
+  head = lax.fori_loop(0, n_terms, finite, (one, one))[1]
+  head = jnp.where(m > 0, gamma(jnp.where(m > 0, m, 1)) * gamma(c)
+                   * _rgamma(a + m) * _rgamma(b + m) * head, 0)
+
+  def infinite(n, carry):     # (a+m)_n (b+m)_n / (n! (n+m)!) y^n [log y - psi's]
+    term, total, p1, pm, pa, pb = carry
+    total = total + term * (jnp.log(y) - p1 - pm + pa + pb)
+    term = term * (a + m + n) * (b + m + n) / ((n + 1) * (n + m + 1)) * y
+    return (term, total, p1 + 1 / (n + 1), pm + 1 / (n + m + 1), pa + 1 / (a + m + n),
+            pb + 1 / (b + m + n))
+
+  start = (1 / gamma(m + 1), jnp.zeros_like(y), digamma(one), digamma(m + 1),
+           digamma(a + m), digamma(b + m))
+  tail = lax.fori_loop(0, n_terms, infinite, start)[1]
+  sign = jnp.where(m % 2 == 0, 1, -1).astype(y.dtype)
+  tail = sign * y ** m * gamma(c) * _rgamma(a) * _rgamma(b) * tail
+  return jnp.where(below, y ** (-m), 1) * (head - tail)
+
+
+def _hyp2f1_unit_interval(a, b, c, x, s):
+  """2F1 for 0 <= x <= 1 (s = c - a - b, computed by the caller without
+  rounding where it is an integer): the series up to 1/2, or wherever it is a
+  polynomial (a or b a nonpositive integer); the 1 - x transformation above."""
+  polynomial = ((a <= 0) & (a == jnp.round(a))) | ((b <= 0) & (b == jnp.round(b)))
+  near_one = (x > 0.5) & ~polynomial
   direct = _hyp2f1_series(a, b, c, jnp.where(near_one, 0, x))
   y = jnp.where(near_one, 1 - x, 0)
-  s = c - a - b
-  first = gamma(c) * gamma(s) / (gamma(c - a) * gamma(c - b)) * _hyp2f1_series(a, b, 1 - s, y)
-  second = (gamma(c) * gamma(-s) / (gamma(a) * gamma(b)) * y ** s
-            * _hyp2f1_series(c - a, c - b, 1 + s, y))
+  integer_gap = s == jnp.round(s)
+  # the general transformation where s is not an integer (its gammas have poles there)
+  sg = jnp.where(integer_gap, 0.5, s)
+  first = (gamma(c) * gamma(sg) * _rgamma(c - a) * _rgamma(c - b)
+           * _hyp2f1_series(a, b, 1 - sg, y))
+  second = (gamma(c) * gamma(-sg) * _rgamma(a) * _rgamma(b) * y ** sg
+            * _hyp2f1_series(c - a, c - b, 1 + sg, y))
+  limit = _hyp2f1_integer_gap(a, b, c, jnp.where(integer_gap, s, 0),
+                              jnp.where(y == 0, 0.5, y))
   # At x = 1 only Gauss's sum remains (finite when c - a - b > 0).
   gauss = jnp.where(s > 0, gamma(c) * gamma(s) / (gamma(c - a) * gamma(c - b)), jnp.inf)
-  transformed = jnp.where(y == 0, gauss, first + second)
+  transformed = jnp.where(y == 0, gauss, jnp.where(integer_gap, limit, first + second))
   return jnp.where(near_one, transformed, direct)
 
 
 def hyp2f1(a, b, c, x):
-  """2F1(a, b; c; x) for real x <= 1.  Where the transformations meet an
-  integer c - a - b (or b - a for x < -1) the result is nan: the limit
-  formula with digammas is not implemented."""
+  """2F1(a, b; c; x) for real x <= 1; inf for x > 1, as JAX (the function
+  is complex there)."""
   a, b, c, x = promote_args_inexact("hyp2f1", a, b, c, x)
   _real_only("hyp2f1", x)
   a, b, c, x = jnp.broadcast_arrays(a, b, c, x)
   # Pfaff: 2F1(a,b;c;x) = (1-x)^-a 2F1(a, c-b; c; x/(x-1)) maps x < 0 into [0, 1).
   neg = x < 0
   xs = jnp.where(neg, x / (x - 1), x)
-  value = _hyp2f1_unit_interval(a, jnp.where(neg, c - b, b), c, jnp.where(x > 1, 0, xs))
+  # c - a - b of the transformed parameters is b - a: exact where it is an integer
+  s = jnp.where(neg, b - a, c - a - b)
+  value = _hyp2f1_unit_interval(a, jnp.where(neg, c - b, b), c, jnp.where(x > 1, 0, xs), s)
   value = jnp.where(neg, (1 - x) ** (-a) * value, value)
-  return jnp.where(x > 1, jnp.nan, value)
+  return jnp.where(x > 1, jnp.inf, value)
 
 
 # -- sine and cosine integrals -------------------------------------------------------
