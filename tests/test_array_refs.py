@@ -158,3 +158,75 @@ def test_jit_errors(jax):
       j.jit(lambda x: j.new_ref(x))(jnp.ones(3))
     with pytest.raises(ValueError, match="only one reference to a mutable array"):
       j.jit(lambda a, b: a[...] + b[...])(r, r)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_while_cond_and_traced_fori_bodies(jax, jit):
+  def program(j, jnp, lax):
+    r = j.new_ref(jnp.zeros(3))
+    def fori(n):
+      def body(i, c):
+        r[i % 3] += c
+        return c + 1.
+      return lax.fori_loop(0, n, body, 1.)
+    def loop(x):
+      def body(s):
+        r[1] += 1.
+        return s + 1
+      return lax.while_loop(lambda s: s < 4, body, x)
+    def branch(p, x):
+      def yes(x):
+        r[0] = x
+        return x * 2
+      def no(x):
+        r[2] += x
+        return x
+      return lax.cond(p, yes, no, x)
+    wrap = j.jit if jit else (lambda f: f)
+    outs = [wrap(fori)(5), _ref_value(r), wrap(loop)(0.), _ref_value(r)]
+    for p in (True, False, False):
+      outs += [wrap(branch)(p, 5.), _ref_value(r)]
+    return outs
+  ours, theirs = _both(jax, program)
+  _same(ours, theirs)
+
+
+def test_refs_made_inside_while_and_cond_under_grad(jax):
+  def program(j, jnp, lax):
+    def doubled(x):
+      s = j.new_ref(x)
+      lax.while_loop(lambda i: i < 3, lambda i: (s.__setitem__(..., s[...] * 2), i + 1)[1], 0)
+      return s[...]
+    def branch(x):
+      s = j.new_ref(x)
+      lax.cond(x > 0, lambda: s.__setitem__(..., jnp.sin(s[...])), lambda: None)
+      return s[...]
+    return [doubled(1.5), j.jit(doubled)(1.5), j.grad(branch)(0.7), j.jit(j.grad(branch))(0.7),
+            j.vmap(doubled)(jnp.array([-1., 0.5]))]
+  ours, theirs = _both(jax, program)
+  _same(ours, theirs)
+
+
+def test_make_jaxpr_of_ref_writes_in_loop_bodies(jax):
+  def program(j, jnp, lax):
+    r = j.new_ref(jnp.zeros(3))
+    def fori(n):
+      return lax.fori_loop(0, n, lambda i, c: (r.__setitem__(i, c), c + 1.)[1], 1.)
+    def branch(p, x):
+      def yes(x):
+        r[0] = x
+        return x * 2
+      return lax.cond(p, yes, lambda x: x, x)
+    def sc(xs):
+      def b(c, x):
+        r[...] = r[...] + x
+        return c, r[0]
+      return lax.scan(b, 0., xs)
+    def g(r, x):
+      j.jit(lambda r, x: r.__setitem__(..., x))(r, x)
+      return x
+    return [str(j.make_jaxpr(fori)(5)), str(j.make_jaxpr(branch)(True, 1.)),
+            str(j.make_jaxpr(sc)(jnp.ones((2, 3)))), str(j.make_jaxpr(g)(r, jnp.ones(3)))]
+  ours, theirs = _both(jax, program)
+  for a, b in zip(ours, theirs):
+    assert a == b

@@ -141,6 +141,42 @@ try:
 except ValueError as e:
   print('ValueError', e)
 """,
+  "out_sharding": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x'))
+  b = jax.device_put(jnp.ones((4, 8)), P(None, 'x'))
+  c = jax.device_put(jnp.ones((8, 4)), P('x', 'y'))
+  d = jax.device_put(jnp.ones((4, 4)), P('y'))
+  show('dot illegal resolved', lambda: jnp.dot(a, b, out_sharding=P('x')))
+  show('dot contracting', lambda: jnp.dot(c, d, out_sharding=P('x', 'y')))
+  show('dot contracting unreduced', lambda: jnp.dot(c, d, out_sharding=P('x', unreduced={'y'})))
+  show('matmul', lambda: jnp.matmul(c, d, out_sharding=P(None, 'y')))
+  show('matmul NS', lambda: jnp.matmul(c, d, out_sharding=NamedSharding(mesh, P('y'))))
+  show('einsum', lambda: jnp.einsum('ij,jk->ik', c, d, out_sharding=P('x')))
+  show('dot_general', lambda: jax.lax.dot_general(c, d, (((1,), (0,)), ((), ())), out_sharding=P('y', 'x')))
+  show('dot bad axis', lambda: jnp.dot(c, d, out_sharding=P('z')))
+  show('dot too long', lambda: jnp.dot(c, d, out_sharding=P('x', 'y', None)))
+  show('dot same axis', lambda: jnp.dot(c, d, out_sharding=P('x', 'x')))
+  show('dot indivisible', lambda: jnp.dot(jnp.ones((3, 4)), jnp.ones((4, 4)), out_sharding=P('x')))
+  show('reshape', lambda: jnp.reshape(a, (32,), out_sharding=P('x')))
+  show('reshape2', lambda: jnp.reshape(c, (2, 16), out_sharding=P(None, 'y')))
+  show('lax.reshape', lambda: jax.lax.reshape(c, (32,), out_sharding=P('x')))
+  show('method reshape', lambda: a.reshape((32,), out_sharding=P('y')))
+  show('zeros', lambda: jnp.zeros((8, 4), out_sharding=P('x')))
+  show('ones', lambda: jnp.ones((8, 4), jnp.int32, out_sharding=P(None, 'y')))
+  show('full', lambda: jnp.full((8, 4), 3., out_sharding=P('y', 'x')))
+  show('full NS', lambda: jnp.full((8, 4), 3., out_sharding=NamedSharding(mesh, P('y'))))
+  show('zeros bad', lambda: jnp.zeros((3, 4), out_sharding=P('x')))
+  show('empty', lambda: jnp.empty((8, 4), out_sharding=P('x')))
+  show('zeros_like', lambda: jnp.zeros_like(a, out_sharding=P(None, 'y')))
+  show('at get', lambda: c.at[jnp.array([0, 1, 2, 3])].get(out_sharding=P('x')))
+  show('at get slice', lambda: c.at[:, 1:3].get(out_sharding=P('x')))
+  show('jit dot', lambda: jax.jit(lambda c, d: jnp.dot(c, d, out_sharding=P('x', 'y')))(c, d))
+  print(jnp.dot(c, d, out_sharding=P('x', 'y')).sum())
+  print(jnp.dot(a, b, out_sharding=P('x')).sharding)
+  print(jnp.zeros((8, 4), out_sharding=P('x')).sharding)
+show('no mesh zeros', lambda: jnp.zeros((8, 4), out_sharding=P('x')))
+""",
 }
 
 

@@ -253,6 +253,8 @@ class Primitive:
     (sharding_types.py) when an input carries one."""
     out = self.abstract_eval(*avals, **params)
     if sharding_rule is not None:
+      if params.get("out_sharding") is not None or params.get("sharding") is not None:
+        return sharding_rule(self, avals, params, out)
       for a in avals:
         if getattr(a, "explicit_sharding", None) is not None:
           return sharding_rule(self, avals, params, out)

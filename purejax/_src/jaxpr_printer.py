@@ -132,8 +132,8 @@ def _jaxpr_doc(jaxpr, names):
     jaxpr = jaxpr.jaxpr
   constvars = _vars_doc([_typed(v, names) for v in jaxpr.constvars])
   invars = _vars_doc([_typed(v, names) for v in jaxpr.invars])
-  unused = _unused_outputs(jaxpr)
-  eqns = pp.join(pp.brk("; "), [_eqn_doc(e, names, unused) for e in jaxpr.eqns])
+  # Only the top level's unused outputs are dropped (``a[...] <- b``), as JAX.
+  eqns = pp.join(pp.brk("; "), [_eqn_doc(e, names, names.unused) for e in jaxpr.eqns])
   outs = _vars_doc([_atom(v, names) for v in jaxpr.outvars], separator=",")
   close = ",)" if len(jaxpr.outvars) == 1 else ")"
   body = pp.concat([

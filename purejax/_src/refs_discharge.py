@@ -145,75 +145,6 @@ def install_call(pjit_p):
   pjit_p.bind = bind
 
 
-# -- scan --------------------------------------------------------------------------
-
-def install_scan(scan_p):
-  plain_bind = scan_p.bind
-
-  def bind(*args, jaxpr, num_consts, num_carry, **params):
-    ref_pos = [i for i, a in enumerate(args) if refs._is_ref(a)]
-    if not _should_discharge(args, jaxpr):
-      return plain_bind(*args, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
-                        **params)
-    if any(i >= num_consts for i in ref_pos):
-      raise TypeError("a scan's carry or scanned-over inputs can't be mutable array "
-                      "references; close over them instead")
-    pure, extra = discharge(jaxpr)
-    # pure takes (extra, consts, carry, xs) and gives (carry, ys, ref finals);
-    # make the refs' values carries: (extra, plain consts, refs+carry, xs).
-    consts, carry, xs = (args[:num_consts], args[num_consts:num_consts + num_carry],
-                         args[num_consts + num_carry:])
-    plain_idx = [i for i in range(num_consts) if i not in ref_pos]
-    n_refs, n_extra = len(ref_pos), len(extra)
-    n_ys = len(jaxpr.out_avals) - num_carry
-    avals = pure.in_avals
-
-    def body(*vals):
-      e = vals[:n_extra]
-      pc = vals[n_extra:n_extra + len(plain_idx)]
-      rv = vals[n_extra + len(plain_idx):n_extra + len(plain_idx) + n_refs]
-      rest = vals[n_extra + len(plain_idx) + n_refs:]
-      full = [None] * num_consts
-      for i, v in zip(plain_idx, pc):
-        full[i] = v
-      for i, v in zip(ref_pos, rv):
-        full[i] = v
-      from purejax._src.jaxpr import eval_jaxpr
-      outs = eval_jaxpr(pure.jaxpr, pure.consts, *e, *full, *rest)
-      c, ys, finals = (outs[:num_carry], outs[num_carry:num_carry + n_ys],
-                       outs[num_carry + n_ys:])
-      return list(finals) + list(c) + list(ys)
-
-    in_avals = (avals[:n_extra] + [avals[n_extra + i] for i in plain_idx]
-                + [avals[n_extra + i] for i in ref_pos] + avals[n_extra + num_consts:])
-    from purejax._src.pjit import trace_closed
-    new_jaxpr, new_consts = trace_closed(body, in_avals)
-    boxes = [args[i] for i in ref_pos]
-    outs = plain_bind(*new_consts, *extra, *[consts[i] for i in plain_idx],
-                      *[b._value for b in boxes], *carry, *xs, jaxpr=new_jaxpr,
-                      num_consts=len(new_consts) + n_extra + len(plain_idx),
-                      num_carry=n_refs + num_carry, **params)
-    _write_back(boxes, outs[:n_refs])
-    return outs[n_refs:]
-
-  scan_p.bind = bind
-
-
-def install_refusal(prim, what):
-  """Loops/branches not yet discharged: a clear error instead of a wrong answer."""
-  plain_bind = prim.bind
-
-  def bind(*args, **params):
-    if (any(refs._is_ref(a) for a in args)
-        and not refs.is_staging(core.current_trace())):
-      raise NotImplementedError(f"purejax: mutable array references used inside a {what} "
-                                "are not supported yet (use lax.scan or fori_loop with "
-                                "static bounds)")
-    return plain_bind(*args, **params)
-
-  prim.bind = bind
-
-
 _has_refs = weakref.WeakKeyDictionary()
 
 
@@ -255,11 +186,6 @@ def check_no_ref_outputs(fun, traced_for, in_leaves, in_tracers, out_leaves, arg
 
 def install():
   from purejax._src.pjit import pjit_p
-  from purejax._src.lax.control_flow.scan import scan_p
-  from purejax._src.lax.control_flow.loops import while_p
-  from purejax._src.lax.control_flow.cond import cond_p
+  from purejax._src import refs_discharge_control
   install_call(pjit_p)
-  install_scan(scan_p)
-  install_refusal(while_p, "while_loop")
-  install_refusal(cond_p, "cond")
-
+  refs_discharge_control.install()

@@ -212,9 +212,6 @@ def _splits(aval, entry):
 def _dot_general(prim, avals, params, outs):
   (lc, rc), (lb, rb) = params["dimension_numbers"]
   lhs, rhs = spec_of(avals[0]), spec_of(avals[1])
-  out_sharding = params.get("out_sharding")
-  if out_sharding is not None:
-    return [list(out_sharding.spec) + [None] * (len(outs[0].shape) - len(out_sharding.spec))]
   lcs, rcs = [lhs[d] for d in lc], [rhs[d] for d in rc]
   if any(a is not None and b is not None for a, b in zip(lcs, rcs)):
     raise ShardingTypeError(
@@ -254,6 +251,12 @@ def apply_rule(primitive, avals, params, out):
   """``out`` (abstract_eval's result) with the output shardings JAX's rule
   for ``primitive`` gives (some input of it has an explicit sharding)."""
   if primitive.name in _FROM_JAXPR:
+    return out
+  forced = params.get("out_sharding", params.get("sharding"))
+  if isinstance(forced, NamedSharding) and not primitive.multiple_results:
+    from purejax._src.out_sharding import typed   # the type asked for, as given
+    return typed(out, forced)
+  if not any(getattr(a, "explicit_sharding", None) is not None for a in avals):
     return out
   outs = list(out) if primitive.multiple_results else [out]
   rule = _RULES.get(primitive.name) or (_elementwise if primitive.elementwise else None)

@@ -419,6 +419,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
   ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``."""
   dims = _canonicalize_dimension_numbers(dimension_numbers)
   preferred = dtypes.canonicalize_user_dtype(preferred_element_type, "dot")
+  if out_sharding is not None:
+    from purejax._src.out_sharding import canonical
+    out_sharding = canonical(out_sharding, _dot_general_shape(
+        core.get_aval(lhs), core.get_aval(rhs), dims))
   return utils.bind(dot_general_p, lhs, rhs, dimension_numbers=dims,
                     precision=canonicalize_precision(precision),
                     preferred_element_type=preferred, out_sharding=out_sharding)

@@ -222,6 +222,9 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   if (shape and dims is None and new_sizes == tuple(shape) and out_sharding is None
       and _is_array(operand)):
     return operand
+  if out_sharding is not None:
+    from purejax._src.out_sharding import canonical
+    out_sharding = canonical(out_sharding, new_sizes)
   return utils.bind(reshape_p, operand, new_sizes=new_sizes, dimensions=dims,
                     sharding=out_sharding)
 

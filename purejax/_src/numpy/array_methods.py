@@ -79,7 +79,7 @@ def _reshape(self, *args, order="C", shape=None, out_sharding=None):
     new_shape = args[0]
   else:
     new_shape = args
-  return shape_ops.reshape(self, new_shape, order=order)
+  return shape_ops.reshape(self, new_shape, order=order, out_sharding=out_sharding)
 
 
 def _transpose(self, *args):

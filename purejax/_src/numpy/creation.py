@@ -165,10 +165,18 @@ def astype(x, dtype, /, *, copy=False, device=None):
 # ---------------------------------------------------------------------------
 # Filled arrays
 
-def _filled(shape, fill, dtype, weak_type):
+def _filled(shape, fill, dtype, weak_type, out_sharding=None):
   """``fill`` (a scalar) converted to dtype and broadcast to shape."""
   fill = lax.convert_element_type(fill, dtype, weak_type)
-  return lax.broadcast_in_dim(fill, shape, ()) if shape else fill
+  out = lax.broadcast_in_dim(fill, shape, ()) if shape else fill
+  return _typed(out, out_sharding)
+
+
+def _typed(out, out_sharding):
+  if out_sharding is None:
+    return out
+  from purejax._src.out_sharding import canonical, put
+  return put(out, canonical(out_sharding, util.shape(out)))
 
 
 def _creation_dtype(dtype, fun_name):
@@ -176,27 +184,27 @@ def _creation_dtype(dtype, fun_name):
   return dtypes.default_float_dtype() if dt is None else dt
 
 
-def _constant(fun_name, shape, value, dtype):
+def _constant(fun_name, shape, value, dtype, out_sharding):
   shape = util.canonicalize_shape(shape)
-  return _filled(shape, value, _creation_dtype(dtype, fun_name), False)
+  return _filled(shape, value, _creation_dtype(dtype, fun_name), False, out_sharding)
 
 
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
   """An array of zeros (float32 unless ``dtype`` says otherwise)."""
-  return _constant("zeros", shape, 0, dtype)
+  return _constant("zeros", shape, 0, dtype, out_sharding)
 
 
 def ones(shape, dtype=None, *, device=None, out_sharding=None):
   """An array of ones (float32 unless ``dtype`` says otherwise)."""
-  return _constant("ones", shape, 1, dtype)
+  return _constant("ones", shape, 1, dtype, out_sharding)
 
 
 def empty(shape, dtype=None, *, device=None, out_sharding=None):
   """Like ``zeros``: arrays are immutable, so 'uninitialized' means zeros."""
-  return _constant("empty", shape, 0, dtype)
+  return _constant("empty", shape, 0, dtype, out_sharding)
 
 
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
   """An array of ``shape`` filled with ``fill_value`` (broadcast if an array)."""
   util.check_arraylike("full", fill_value)
   requested = dtypes.canonicalize_user_dtype(dtype, "full")
@@ -204,15 +212,15 @@ def full(shape, fill_value, dtype=None, *, device=None):
   if util.ndim(fill_value) == 0:
     weak_type = requested is None and dtypes.is_weakly_typed(fill_value)
     dt = requested if requested is not None else util.aval_of(fill_value).dtype
-    return _filled(shape, fill_value, dt, weak_type)
-  return util.broadcast_to(asarray(fill_value, dtype=requested), shape)
+    return _filled(shape, fill_value, dt, weak_type, out_sharding)
+  return _typed(util.broadcast_to(asarray(fill_value, dtype=requested), shape), out_sharding)
 
 
 def _is_shape_dtype_struct(a):
   return isinstance(a, ShapeDtypeStruct)
 
 
-def _like(fun_name, a, fill_value, dtype, shape):
+def _like(fun_name, a, fill_value, dtype, shape, out_sharding=None):
   if _is_shape_dtype_struct(a):   # stands in for an array, as in JAX
     aval = a.aval
   else:
@@ -222,26 +230,26 @@ def _like(fun_name, a, fill_value, dtype, shape):
   shape = aval.shape if shape is None else util.canonicalize_shape(shape)
   dt = requested if requested is not None else aval.dtype
   if util.ndim(fill_value) == 0:
-    return _filled(shape, fill_value, dt, requested is None and aval.weak_type)
-  return util.broadcast_to(asarray(fill_value, dtype=dt), shape)
+    return _filled(shape, fill_value, dt, requested is None and aval.weak_type, out_sharding)
+  return _typed(util.broadcast_to(asarray(fill_value, dtype=dt), shape), out_sharding)
 
 
-def zeros_like(a, dtype=None, shape=None, *, device=None):
-  return _like("zeros_like", a, 0, dtype, shape)
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+  return _like("zeros_like", a, 0, dtype, shape, out_sharding)
 
 
-def ones_like(a, dtype=None, shape=None, *, device=None):
-  return _like("ones_like", a, 1, dtype, shape)
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+  return _like("ones_like", a, 1, dtype, shape, out_sharding)
 
 
-def empty_like(prototype, dtype=None, shape=None, *, device=None):
-  return _like("empty_like", prototype, 0, dtype, shape)
+def empty_like(prototype, dtype=None, shape=None, *, device=None, out_sharding=None):
+  return _like("empty_like", prototype, 0, dtype, shape, out_sharding)
 
 
-def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
   util.check_arraylike("full_like", *([fill_value] if _is_shape_dtype_struct(a)
                                       else [a, fill_value]))
-  return _like("full_like", a, fill_value, dtype, shape)
+  return _like("full_like", a, fill_value, dtype, shape, out_sharding)
 
 
 # ---------------------------------------------------------------------------

@@ -52,8 +52,9 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
   util.check_arraylike("einsum", *operands)
   if preferred_element_type is not None:
     preferred_element_type = dtypes.canonicalize_user_dtype(preferred_element_type, "einsum")
-  return _einsum(list(operands), contractions, precision, preferred_element_type,
-                 _dot_general)
+  from purejax._src.out_sharding import compute_with
+  return compute_with(out_sharding, lambda *ops: _einsum(
+      list(ops), contractions, precision, preferred_element_type, _dot_general), *operands)
 
 
 def _remove(names, chars):

@@ -38,7 +38,7 @@ class _IndexUpdateHelper:
 class _IndexUpdateRef:
   """``x.at[idx]``: call ``.set(y)``, ``.add(y)``, ``.get()``... on it.
 
-  ``out_sharding`` is accepted and ignored (one device)."""
+  ``get(out_sharding=...)`` types the result; the updates take and ignore it."""
   __slots__ = ("array", "index")
 
   def __init__(self, array, index):
@@ -51,11 +51,11 @@ class _IndexUpdateRef:
   def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
           fill_value=None, out_sharding=None, wrap_negative_indices=True):
     """``x[idx]``; with ``mode='fill'`` out-of-bounds reads give ``fill_value``."""
-    return indexing.rewriting_take(self.array, self.index,
-                                   indices_are_sorted=indices_are_sorted,
-                                   unique_indices=unique_indices, mode=mode,
-                                   fill_value=fill_value,
-                                   normalize_indices=wrap_negative_indices)
+    from purejax._src.out_sharding import compute_with
+    return compute_with(out_sharding, lambda array: indexing.rewriting_take(
+        array, self.index, indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+        normalize_indices=wrap_negative_indices), self.array)
 
   def _update(self, values, op, indices_are_sorted, unique_indices, mode,
               wrap_negative_indices):

@@ -27,9 +27,9 @@ def _result_dtype(a, b, preferred_element_type):
   return dtypes.canonicalize_user_dtype(preferred_element_type, "dot"), False
 
 
-def _dot_general(a, b, contracting, batch, precision, dtype, weak):
+def _dot_general(a, b, contracting, batch, precision, dtype, weak, out_sharding=None):
   out = lax.dot_general(a, b, (contracting, batch), precision=precision,
-                        preferred_element_type=dtype)
+                        preferred_element_type=dtype, out_sharding=out_sharding)
   return lax.convert_element_type(out, dtype, weak)
 
 
@@ -46,7 +46,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     contracting = ((a_nd - 1,), (0,))
   else:
     contracting = ((a_nd - 1,), (b_nd - 2,))
-  return _dot_general(a, b, contracting, ((), ()), precision, dtype, weak)
+  return _dot_general(a, b, contracting, ((), ()), precision, dtype, weak, out_sharding)
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
@@ -97,13 +97,17 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   b_batch_dims = tuple(j for j, (_, kind) in enumerate(b_kept) if kind == "batch")
   a_nd, b_nd = util.ndim(a), util.ndim(b)
   contracting = ((a_nd - 1,), (b_nd - 2 if b_mat else b_nd - 1,))
-  out = lax.dot_general(a, b, (contracting, (a_batch_dims, b_batch_dims)),
-                        precision=precision, preferred_element_type=dtype)
   # dot_general's output order: batch axes, a's free axes, b's free axes.
   order = [i for i, kind in a_kept if kind == "batch"]
   order += [i for i, kind in a_kept if kind == "free"] + ([n] if a_mat else [])
   order += [i for i, kind in b_kept if kind == "free"] + ([n + a_mat] if b_mat else [])
   perm = tuple(int(p) for p in np.argsort(order))
+  if out_sharding is not None:   # asked of the result: dot_general's, before the transpose
+    from purejax._src.out_sharding import permuted
+    out_sharding = permuted(out_sharding, perm)
+  out = lax.dot_general(a, b, (contracting, (a_batch_dims, b_batch_dims)),
+                        precision=precision, preferred_element_type=dtype,
+                        out_sharding=out_sharding)
   if perm != tuple(range(len(perm))):
     out = lax.transpose(out, perm)
   return lax.convert_element_type(out, dtype, weak)

@@ -75,7 +75,11 @@ def reshape(a, shape=None, order="C", *, copy=None, out_sharding=None):
   old_shape = util.shape(a)
   new_shape = _reshape_target(old_shape, new_shape)
   if order == "C":
-    return a if new_shape == old_shape else lax.reshape(a, new_shape)
+    if new_shape == old_shape and out_sharding is None:
+      return a
+    return lax.reshape(a, new_shape, out_sharding=out_sharding)
+  if out_sharding is not None:
+    raise NotImplementedError("purejax: reshape with out_sharding needs order='C'")
   if order == "F":
     dims = tuple(range(len(old_shape)))[::-1]
     out = lax.reshape(a, new_shape[::-1], dims)
