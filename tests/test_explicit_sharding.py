@@ -177,6 +177,30 @@ with jax.set_mesh(mesh):
   print(jnp.zeros((8, 4), out_sharding=P('x')).sharding)
 show('no mesh zeros', lambda: jnp.zeros((8, 4), out_sharding=P('x')))
 """,
+  "placed_on_mesh": """
+import numpy as np
+outside = jnp.ones(8)
+def where(n, a):
+  print(n, a.sharding, a.committed, jax.typeof(a))
+with jax.set_mesh(mesh):
+  z = jnp.arange(4.)
+  for name, a in [('ones', jnp.ones(8)), ('arange', z), ('z*2', z * 2), ('outside', outside),
+                  ('outside*2', outside * 2), ('jit', jax.jit(lambda a: a + 1)(z)),
+                  ('array', jnp.array([1, 2])), ('asarray np', jnp.asarray(np.ones(3))),
+                  ('scalar', jnp.float32(3)), ('put no target', jax.device_put(np.ones(3))),
+                  ('sum', jnp.ones((8, 4)).sum(0)), ('zeros2', jnp.zeros((2, 3))),
+                  ('zeros0', jnp.zeros(())), ('array of outside', jnp.array(outside)),
+                  ('astype outside', outside.astype(jnp.int32)), ('astype in', z.astype(jnp.int32)),
+                  ('copy outside', outside.copy()), ('grad', jax.grad(lambda x: (x**2).sum())(z)),
+                  ('vmap', jax.vmap(lambda x: x * 2)(z)), ('row', jnp.ones((2, 3))[0]),
+                  ('normal', jax.random.normal(jax.random.key(0), (3,)))]:
+    where(name, a)
+where('after', z)
+where('after new', jnp.ones(2))
+with jax.set_mesh(jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))):
+  where('auto ones', jnp.ones(8)); where('auto array', jnp.array([1., 2.]))
+  where('auto outside*2', outside * 2); where('auto sum', jnp.ones((8, 2)).sum(0))
+""",
 }
 
 

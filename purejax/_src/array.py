@@ -11,6 +11,7 @@ import numpy as np
 from purejax._src import basearray
 from purejax._src import core
 from purejax._src import devices as _devices
+from purejax._src import mesh_context as _mesh_context
 from purejax._src.async_dispatch import Pending
 
 _IMMUTABLE_MESSAGE = (
@@ -167,7 +168,8 @@ class ArrayImpl(core.ArrayBase):
 
   @property
   def committed(self):
-    return getattr(self, "_sharding", None) is not None
+    return (getattr(self, "_sharding", None) is not None
+            or getattr(self.aval, "explicit_sharding", None) is not None)
 
   is_fully_addressable = True
 
@@ -221,6 +223,41 @@ def _init(array, value, aval):
   value.flags.writeable = False
   array._v = value
   array.aval = aval
+  if _mesh_context.mesh_is_set:
+    place_on_mesh(array)
+
+
+_replicated = {}   # (mesh, rank, spelled per dimension) -> NamedSharding
+
+
+def place_on_mesh(array, per_dimension=True):
+  """An Array made while a mesh is set lives on all of it, replicated and
+  committed, as in JAX: ``P(None, ...)`` (one entry per dimension) for a
+  computed result on a mesh with Explicit axes, ``P()`` for data put there
+  (``per_dimension=False``) or on an all-Auto mesh.  A result typed with
+  an explicit sharding keeps the one its type gives."""
+  mesh = _mesh_context.concrete_mesh()
+  if mesh is None or getattr(array.aval, "explicit_sharding", None) is not None:
+    return array
+  ndim = len(array.aval.shape)
+  key = (mesh, ndim, per_dimension)
+  sharding = _replicated.get(key)
+  if sharding is None:
+    from purejax._src.mesh import AxisType, NamedSharding, PartitionSpec
+    typed = per_dimension and AxisType.Explicit in mesh.axis_types
+    sharding = NamedSharding(mesh, PartitionSpec(*[None] * ndim) if typed else PartitionSpec())
+    _replicated[key] = sharding
+  array._sharding = sharding
+  return array
+
+
+def unplaced(array):
+  """``array`` left uncommitted on the default device (``device_put(x)``
+  with no target, even under a mesh)."""
+  if getattr(array, "_sharding", None) is not None and not isinstance(
+      array._sharding, _devices.SingleDeviceSharding):
+    del array._sharding
+  return array
 
 
 def _rebuild(value, weak_type):
@@ -262,6 +299,8 @@ def wrap_pending(pending, aval):
   out = _new(Array)
   out._v = pending
   out.aval = aval
+  if _mesh_context.mesh_is_set:
+    place_on_mesh(out)
   return out
 
 
@@ -273,6 +312,8 @@ def wrap_numpy(value, aval):
   out = _new(Array)
   out._v = value
   out.aval = aval
+  if _mesh_context.mesh_is_set:
+    place_on_mesh(out)
   return out
 
 
@@ -284,6 +325,8 @@ def wrap_read_only(value, aval):
   out = _new(Array)
   out._v = value
   out.aval = aval
+  if _mesh_context.mesh_is_set:
+    place_on_mesh(out)
   return out
 
 

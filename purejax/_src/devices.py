@@ -304,11 +304,11 @@ def _targets(x, device, name):
 
 
 def _put_concrete(x):
-  from purejax._src.array import Array, wrap_numpy
+  from purejax._src.array import Array, unplaced, wrap_numpy
   if type(x) is Array:
     return x
   aval = core.get_aval(x)
-  return wrap_numpy(np.array(x, dtype=aval.dtype), aval)
+  return unplaced(wrap_numpy(np.array(x, dtype=aval.dtype), aval))
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):

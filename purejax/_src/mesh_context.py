@@ -95,6 +95,21 @@ class _State(threading.local):
 
 _state = _State()
 
+# True while some thread has a mesh set: new Arrays check only this flag
+# before looking up the mesh (the no-mesh path stays one attribute read).
+mesh_is_set = False
+_threads_with_mesh = set()
+
+
+def _set_current(mesh):
+  global mesh_is_set
+  _state.mesh = mesh
+  if mesh is None:
+    _threads_with_mesh.discard(threading.get_ident())
+  else:
+    _threads_with_mesh.add(threading.get_ident())
+  mesh_is_set = bool(_threads_with_mesh)
+
 
 class _MeshSetting:
   """What ``set_mesh`` returns: the mesh is already set; used in a ``with``
@@ -107,7 +122,7 @@ class _MeshSetting:
     return None
 
   def __exit__(self, *exc):
-    _state.mesh = self._previous
+    _set_current(self._previous)
     return False
 
 
@@ -118,7 +133,7 @@ def set_mesh(mesh):
   if mesh is not None and not isinstance(mesh, Mesh):
     raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
   previous = _state.mesh
-  _state.mesh = None if mesh is None or mesh.empty else mesh
+  _set_current(None if mesh is None or mesh.empty else mesh)
   return _MeshSetting(previous)
 
 

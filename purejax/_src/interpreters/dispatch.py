@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from purejax._src import core, debug_nans, dtypes, fp_errors
-from purejax._src.array import Array, wrap_numpy
+from purejax._src import mesh_context
+from purejax._src.array import Array, place_on_mesh, wrap_numpy
 from purejax._src.config import config
 from purejax._src.random.keys import PRNGKeyArray
 
@@ -112,7 +113,13 @@ def apply_primitive(primitive, args, params):
   if _debug_special:
     check_special(primitive.name, results if primitive.multiple_results else [results],
                   vals, primitive, params)
+  if mesh_context.mesh_is_set and primitive.name in _PUT_LIKE and not args[0].committed:
+    place_on_mesh(results, per_dimension=False)   # JAX moves the value there: P()
   return results
+
+
+# A conversion or copy of an uncommitted array, under a mesh, is a put.
+_PUT_LIKE = frozenset({"convert_element_type", "copy", "copy_p"})
 
 
 def check_special(name, arrays, operands=(), primitive=None, params=None):

@@ -8,8 +8,9 @@ import operator
 import numpy as np
 
 from purejax._src import core
+from purejax._src import mesh_context
 from purejax._src import dtypes
-from purejax._src.array import wrap_numpy
+from purejax._src.array import place_on_mesh, wrap_numpy
 from purejax._src.interpreters import ad
 
 
@@ -143,6 +144,8 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     out._python_scalar = operand   # unconverted: JAX keeps the Python number
   elif traced and out.aval.shape == ():
     mark_folded(out)
+  if mesh_context.mesh_is_set and not getattr(operand, "committed", False):
+    place_on_mesh(out, per_dimension=False)   # under a mesh JAX puts the value there: P()
   return out
 
 

@@ -15,7 +15,8 @@ from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import ShapeDtypeStruct, jit
-from purejax._src.array import wrap_numpy
+from purejax._src import mesh_context
+from purejax._src.array import place_on_mesh, wrap_numpy
 from purejax._src.lax import convert as lax_convert
 from purejax._src.vmap import vmap
 from purejax._src.numpy import ufuncs
@@ -145,6 +146,8 @@ def _from_concrete(obj, dtype, weak_type, requested=False):
   if out.shape == () and core.current_trace() is not core.eval_trace:
     python_value = obj if weak_type and type(obj) in (bool, int, float, complex) else None
     lax_convert.mark_folded(out, python_value)
+  elif mesh_context.mesh_is_set:
+    place_on_mesh(out, per_dimension=False)   # host data put on the mesh: P()
   return out
 
 
