@@ -201,6 +201,17 @@ with jax.set_mesh(jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))):
   where('auto ones', jnp.ones(8)); where('auto array', jnp.array([1., 2.]))
   where('auto outside*2', outside * 2); where('auto sum', jnp.ones((8, 2)).sum(0))
 """,
+  "jit_ctx_mesh": """
+f = jax.jit(lambda a: a * 2)
+print(jax.make_jaxpr(lambda a: f(a) + 1)(jnp.ones(8)))
+with jax.set_mesh(mesh):
+  print(jax.make_jaxpr(lambda a: f(a) + 1)(jax.device_put(jnp.ones(8), P('x'))))
+  print(jax.make_jaxpr(lambda a: f(a) + 1)(jnp.ones(8)))
+with jax.set_mesh(jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))):
+  print(jax.make_jaxpr(lambda a: f(a) + 1)(jnp.ones(8)))
+print(jax.make_jaxpr(lambda a: f(a) + 1)(jnp.ones(8)))
+print(f(jnp.ones(2)).sharding)
+""",
 }
 
 

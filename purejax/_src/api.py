@@ -24,7 +24,8 @@ from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.interpreters.dispatch import unaliased
 from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
-from purejax._src.pjit import close_consts, executable_for, hoist_consts, pjit_p
+from purejax._src.mesh_context import concrete_mesh
+from purejax._src.pjit import _mesh_param, close_consts, executable_for, hoist_consts, pjit_p
 from purejax._src.stages import Traced
 
 _ctx = core._ctx
@@ -209,7 +210,7 @@ class _Traced:
   """A traced call: its closed jaxpr (consts hoisted to leading inputs),
   the constant values, and the output tree."""
   __slots__ = ("jaxpr", "consts", "out_tree", "in_avals", "closes_over_tracers",
-               "_executable", "_large")
+               "_executable", "_large", "ctx_mesh")
 
   def __init__(self, jaxpr, consts, out_tree, in_avals):
     self.jaxpr = jaxpr
@@ -219,6 +220,7 @@ class _Traced:
     self.closes_over_tracers = any(isinstance(c, core.Tracer) for c in consts)
     self._executable = None
     self._large = None
+    self.ctx_mesh = None   # the mesh set while tracing (a jit param, as JAX prints it)
 
   def runs_async(self):
     """Whether calls are dispatched asynchronously (large computations)."""
@@ -338,7 +340,7 @@ class JitWrapped:
       in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
     # Bound axis names are part of the key: collectives bake in axis sizes.
     key = (split.treedef, tuple(in_avals), split.statics, config.trace_state(),
-           tuple(core.axis_env().items()))
+           tuple(core.axis_env().items()), concrete_mesh())
     cache = self._traces
     traced = cache.get(key)
     if traced is None:
@@ -352,6 +354,7 @@ class JitWrapped:
         print(f"purejax: jit traced {source_info.function_name(self._fun)}:\n{closed}",
               file=sys.stderr)
       traced = _Traced(closed, consts, out_tree, in_avals)
+      traced.ctx_mesh = key[-1]
       compile_log.log_traced(self._fun, in_avals, time.perf_counter() - start)
       if not traced.closes_over_tracers:
         cache[key] = traced
@@ -380,7 +383,8 @@ class JitWrapped:
     traced, split = self._get_traced(args, kwargs)
     inputs = traced.consts + split.leaves
     if refs_discharge.uses_refs(traced.jaxpr):   # runs discharged; refs updated in place
-      outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr, name=source_info.function_name(self._fun))
+      outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr, name=source_info.function_name(self._fun),
+                         **_mesh_param(traced.ctx_mesh))
     elif core.current_trace() is core.eval_trace:
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
@@ -398,7 +402,8 @@ class JitWrapped:
       outs = eval_jaxpr(traced.jaxpr.jaxpr, traced.jaxpr.consts, *inputs)
     else:
       outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr,
-                         name=source_info.function_name(self._fun))
+                         name=source_info.function_name(self._fun),
+                         **_mesh_param(traced.ctx_mesh))
     return traced.out_tree.unflatten(outs)
 
   def _call_with_scalars(self, args):

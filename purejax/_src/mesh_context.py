@@ -101,8 +101,17 @@ mesh_is_set = False
 _threads_with_mesh = set()
 
 
+def _notify_mesh_change():
+  """jit's fast-path entries were made under the previous mesh (whose
+  results they place): a change makes them stale, as a config change does."""
+  from purejax._src import api
+  api._on_config_change()
+
+
 def _set_current(mesh):
   global mesh_is_set
+  if mesh is not _state.mesh:
+    _notify_mesh_change()
   _state.mesh = mesh
   if mesh is None:
     _threads_with_mesh.discard(threading.get_ident())

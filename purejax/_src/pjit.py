@@ -58,16 +58,20 @@ def _refuse_unstaged(jaxpr):
 
 
 @pjit_p.def_impl
-def _pjit_impl(*args, jaxpr, name):
+def _pjit_impl(*args, jaxpr, name, ctx_mesh=None):
   return executable_for(jaxpr)(*args)
 
 
 @pjit_p.def_abstract_eval
-def _pjit_abstract_eval(*avals, jaxpr, name):
+def _pjit_abstract_eval(*avals, jaxpr, name, ctx_mesh=None):
   return jaxpr.out_avals
 
 
-pjit_p.pp_params = lambda params: [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+# ctx_mesh: the mesh set (jax.set_mesh) while the function was traced; only
+# a call traced under one has it.
+pjit_p.pp_params = lambda params: [("name", params["name"])] + (
+    [("ctx_mesh", params["ctx_mesh"])] if params.get("ctx_mesh") is not None else []) + [
+    ("jaxpr", params["jaxpr"])]
 
 
 def trace_closed(fun, in_avals):
@@ -117,6 +121,10 @@ def _pjit_bind(*args, jaxpr, **params):
 
 
 pjit_p.bind = _pjit_bind
+
+
+def _mesh_param(ctx_mesh):
+  return {} if ctx_mesh is None else {"ctx_mesh": ctx_mesh}
 
 
 def open_consts(jaxpr, consts):
@@ -197,11 +205,11 @@ def jvp_jaxpr(closed, nonzeros):
   return per_jaxpr[key]
 
 
-def _pjit_jvp(primals, tangents, *, jaxpr, name):
+def _pjit_jvp(primals, tangents, *, jaxpr, name, ctx_mesh=None):
   nonzeros = [type(t) is not ad.Zero for t in tangents]
   jvp_closed, consts, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros)
   outs = pjit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not ad.Zero],
-                     jaxpr=jvp_closed, name=name)
+                     jaxpr=jvp_closed, name=name, **_mesh_param(ctx_mesh))
   n = len(jaxpr.out_avals)
   nz_tangents = iter(outs[n:])
   tangents_out = [next(nz_tangents) if k else ad.Zero(ad.tangent_aval(a))

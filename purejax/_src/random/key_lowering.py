@@ -174,9 +174,9 @@ def _install_rules():
   # -- primitives with sub-jaxprs ------------------------------------------------
 
   @_rule(pjit_p)
-  def _pjit(ins, outs, *args, jaxpr, name):
+  def _pjit(ins, outs, *args, jaxpr, **params):
     lowered, consts = lower_closed(jaxpr)
-    return pjit_p.bind(*consts, *args, jaxpr=ClosedJaxpr(lowered, []), name=name)
+    return pjit_p.bind(*consts, *args, jaxpr=ClosedJaxpr(lowered, []), **params)
 
   @_rule(scan_p)
   def _scan(ins, outs, *args, jaxpr, num_consts, **params):
