@@ -3,5 +3,7 @@
 from purejax._src.debugging import breakpoint  # noqa: A004
 from purejax._src.debugging import debug_callback as callback
 from purejax._src.debugging import debug_print as print  # noqa: A004
+from purejax._src.visualize_sharding import visualize_array_sharding, visualize_sharding
 
-__all__ = ["breakpoint", "callback", "print"]
+__all__ = ["breakpoint", "callback", "print", "visualize_array_sharding",
+           "visualize_sharding"]

@@ -212,6 +212,17 @@ with jax.set_mesh(jax.make_mesh((8,), ('i',), axis_types=(AxisType.Auto,))):
 print(jax.make_jaxpr(lambda a: f(a) + 1)(jnp.ones(8)))
 print(f(jnp.ones(2)).sharding)
 """,
+  "visualize_sharding": """
+for x in [jnp.ones(8), jnp.ones((2, 2, 2)), jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P('x')))]:
+  try:
+    jax.debug.visualize_array_sharding(x)
+  except ValueError as e:   # JAX without rich (with it, it draws: not compared here)
+    print('ValueError', e)
+try:
+  jax.debug.visualize_sharding((8,), jnp.ones(8).sharding)
+except ValueError as e:
+  print('ValueError', e)
+""",
 }
 
 
