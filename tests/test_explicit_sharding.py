@@ -223,6 +223,18 @@ try:
 except ValueError as e:
   print('ValueError', e)
 """,
+  "concatenate_pad": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x'))
+  b = jax.device_put(jnp.ones((8, 4)), P(None, 'y'))
+  show('cat0', lambda: jnp.concatenate([a, a], 0))
+  show('cat1', lambda: jnp.concatenate([a, a], 1))
+  show('cat mixed', lambda: jnp.concatenate([a, jnp.ones((8, 4))], 1))
+  show('cat conflict', lambda: jnp.concatenate([a, b], 1))
+  show('pad0', lambda: jnp.pad(a, ((1, 1), (0, 0))))
+  show('pad1', lambda: jnp.pad(a, ((0, 0), (1, 1))))
+  print(jnp.concatenate([a, a], 0).sum(), jnp.pad(a, ((1, 1), (0, 0))).sum())
+""",
 }
 
 

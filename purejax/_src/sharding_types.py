@@ -137,6 +137,17 @@ def _same_as_operand(prim, avals, params, outs):
   return [list(spec_of(avals[0]))] * len(outs)
 
 
+def _concatenate(prim, avals, params, outs):
+  """All operands must have one sharding; the result keeps it (even along
+  the joined dimension)."""
+  specs = [spec_of(a) for a in avals]
+  if len(set(specs)) > 1:
+    mesh = _mesh_of(prim.name, avals)
+    shown = ", ".join(str(NamedSharding(mesh, PartitionSpec(*s))) for s in specs)
+    raise ShardingTypeError(f"All operands should have the same sharding. Got shardings {shown}")
+  return [list(specs[0])]
+
+
 def _transpose(prim, avals, params, outs):
   spec = spec_of(avals[0])
   return [[spec[i] for i in params["permutation"]]]
@@ -237,6 +248,8 @@ _RULES = {
     **{name: _same_as_operand for name in ("copy", "rev", "cumsum", "cumprod", "cummax",
                                             "cummin", "cumlogsumexp", "sort")},
     "transpose": _transpose,
+    "concatenate": _concatenate,
+    "pad": _same_as_operand,   # padding keeps the operand's splits (JAX's rule)
     "broadcast_in_dim": _broadcast_in_dim,
     "squeeze": _squeeze,
     "reshape": _reshape,
