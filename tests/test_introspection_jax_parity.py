@@ -179,3 +179,40 @@ def test_closed_jaxpr_literals_are_its_consts():
   closed = jax.make_jaxpr(lambda x: x + jnp.asarray(c))(jnp.ones(2))
   assert len(closed.literals) == 1
   np.testing.assert_array_equal(closed.literals[0], c)
+
+
+# -- Var and Literal reprs ---------------------------------------------------
+
+def _atom_reprs(jx, jxnp):
+  import re
+  fns = [(lambda x: jxnp.sin(x) * 2.0 + 1, jxnp.ones(2)),
+         (lambda x: x + jxnp.int32(3), jxnp.ones(2, jxnp.int32)),
+         (lambda x: x * True, jxnp.ones(2, bool)),
+         (lambda x: x * 0.1, jxnp.ones((2, 3), jxnp.float16)),
+         (lambda x: x * jxnp.bfloat16(0.1), jxnp.ones(3, jxnp.bfloat16)),
+         (lambda x: x * (1 + 2j), jxnp.ones(3, jxnp.complex64)),
+         (lambda x: jxnp.float32(0.1) * x, 1.0),
+         (lambda k: k, jx.random.key(0))]
+  out = []
+  for f, x in fns:
+    j = jx.make_jaxpr(f)(x).jaxpr
+    atoms = list(j.invars) + [a for e in j.eqns for a in e.invars + e.outvars] + list(j.outvars)
+    out.append([re.sub(r"id=\d+", "id=N", s) for a in atoms for s in (repr(a), str(a))])
+    out.append([str(e) for e in j.eqns] + [repr(e) for e in j.eqns])
+  return out
+
+
+def test_var_and_literal_reprs_match_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  assert _atom_reprs(jax, jnp) == _atom_reprs(real, real_jnp)
+
+
+def test_var_repr_names_its_identity():
+  import re
+  j = jax.make_jaxpr(lambda x: x * 2.0)(jnp.ones(2)).jaxpr
+  # ids differ between variables and are the Python object's identity
+  a, b = j.invars[0], j.eqns[0].outvars[0]
+  assert re.fullmatch(r"Var\(id=\d+\):float32\[2\]", repr(a))
+  assert repr(a) == f"Var(id={id(a)}):float32[2]" and repr(a) != repr(b)
+  assert repr(j.eqns[0].invars[1]) == "Literal(2.0)"
