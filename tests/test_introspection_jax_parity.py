@@ -216,3 +216,60 @@ def test_var_repr_names_its_identity():
   assert re.fullmatch(r"Var\(id=\d+\):float32\[2\]", repr(a))
   assert repr(a) == f"Var(id={id(a)}):float32[2]" and repr(a) != repr(b)
   assert repr(j.eqns[0].invars[1]) == "Literal(2.0)"
+
+
+# -- the function jax.vjp returns is a pytree of its residuals ---------------
+
+_VJP_FUNS = [lambda m: m.sin, lambda m: (lambda x: m.sin(x) * m.cos(x)),
+             lambda m: (lambda x: m.exp(x).sum()), lambda m: (lambda x: (x @ x) * x)]
+
+
+@pytest.mark.parametrize("make", _VJP_FUNS)
+def test_vjp_function_leaves_are_its_residuals_as_jax(make):
+  real = oracle()
+  import jax.numpy as real_jnp
+  x = np.arange(3.0, dtype=np.float32)
+  got = jax.tree.leaves(jax.vjp(make(jnp), jnp.asarray(x))[1])
+  want = real.tree.leaves(real.vjp(make(real_jnp), real_jnp.asarray(x))[1])
+  assert [(g.shape, g.dtype) for g in got] == [(w.shape, w.dtype) for w in want]
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", _VJP_FUNS)
+def test_vjp_function_passes_through_jit_with_traced_residuals(make):
+  f = make(jnp)
+  x = jnp.arange(3.0)
+  out, f_vjp = jax.vjp(f, x)
+  seen = []
+
+  def apply(fv, ct):
+    seen.extend(isinstance(l, jax.core.Tracer) for l in jax.tree.leaves(fv))
+    return fv(ct)
+
+  ct = jnp.ones_like(out)
+  got, = jax.jit(apply)(f_vjp, ct)
+  want, = f_vjp(ct)
+  assert seen and all(seen)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+  # residuals replaced by others of the same type: the same function at another point
+  x2 = jnp.arange(3.0) + 0.5
+  f_vjp2 = jax.tree.unflatten(jax.tree.structure(f_vjp), jax.tree.leaves(jax.vjp(f, x2)[1]))
+  np.testing.assert_allclose(np.asarray(jax.jit(apply)(f_vjp2, ct)[0]),
+                             np.asarray(jax.vjp(f, x2)[1](ct)[0]), rtol=1e-6)
+
+
+def test_vjp_function_under_vmap_and_out_of_jit():
+  def make(x):
+    return jax.vjp(jnp.sin, x)[1]
+
+  xs = np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3)
+  f_batched = jax.vmap(make)(jnp.asarray(xs))
+  assert [l.shape for l in jax.tree.leaves(f_batched)] == [(4, 3)]
+  got, = jax.vmap(lambda f, c: f(c))(f_batched, jnp.ones((4, 3)))
+  np.testing.assert_allclose(np.asarray(got), np.cos(xs.astype(np.float64)), rtol=1e-6)
+  f_jitted = jax.jit(make)(jnp.asarray(xs[0]))
+  np.testing.assert_allclose(np.asarray(f_jitted(jnp.ones(3))[0]), np.cos(xs[0]), rtol=1e-6)
+  _, f_vjp = jax.vjp(jnp.sin, jnp.asarray(xs[0]))
+  rows, = jax.vmap(f_vjp)(jnp.eye(3))
+  np.testing.assert_allclose(np.asarray(rows), np.diag(np.cos(xs[0])), rtol=1e-6, atol=1e-7)
