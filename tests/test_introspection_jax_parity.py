@@ -273,3 +273,141 @@ def test_vjp_function_under_vmap_and_out_of_jit():
   _, f_vjp = jax.vjp(jnp.sin, jnp.asarray(xs[0]))
   rows, = jax.vmap(f_vjp)(jnp.eye(3))
   np.testing.assert_allclose(np.asarray(rows), np.diag(np.cos(xs[0])), rtol=1e-6, atol=1e-7)
+
+
+# -- named residuals: checkpoint_name, policies, print_saved_residuals -------
+
+def _real_with_ad_checkpoint():
+  import importlib
+  real = oracle()
+  importlib.import_module("jax.ad_checkpoint")   # JAX does not import it itself
+  return real
+
+
+def _named_fns(jx, jxnp):
+  ac = jx.ad_checkpoint
+
+  def f(x):
+    a = ac.checkpoint_name(jxnp.sin(x), "a")
+    b = ac.checkpoint_name(jxnp.cos(a) * x, "b")
+    c = ac.checkpoint_name(jxnp.exp(b) @ jxnp.ones((3, 3)), "c")
+    return jxnp.sum(c * a * jxnp.tanh(c))
+
+  def g(x, w):
+    h = ac.checkpoint_name(jxnp.tanh(x @ w), "h")
+    return jxnp.sum(ac.checkpoint_name(h * h, "sq") @ w)
+
+  return [(f, (jxnp.linspace(0.1, 1.0, 3),)),
+          (g, (jxnp.linspace(-1.0, 1.0, 6).reshape(2, 3), jxnp.linspace(0.5, 1.5, 9).reshape(3, 3)))]
+
+
+def _policies(jx):
+  P = jx.checkpoint_policies
+  return [None, P.everything_saveable, P.nothing_saveable, P.dots_saveable,
+          P.dots_with_no_batch_dims_saveable, P.save_only_these_names("a"),
+          P.save_only_these_names("a", "c", "h"), P.save_any_names_but_these("b"),
+          P.save_any_names_but_these("sq"), P.save_anything_except_these_names("a"),
+          P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("a"))]
+
+
+def _saved(jx, f, args, capsys):
+  import re
+  jx.ad_checkpoint.print_saved_residuals(f, *args)
+  # The file part of a location differs only where the code was traced from.
+  return [re.sub(r" from .*:(\d+:\d+ \()", r" from \1", line)
+          for line in capsys.readouterr().out.splitlines()]
+
+
+def test_print_saved_residuals_with_name_policies_matches_jax(capsys):
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  for (pf, pargs), (rf, rargs) in zip(_named_fns(jax, jnp), _named_fns(real, real_jnp)):
+    for pp, rp in zip(_policies(jax), _policies(real)):
+      got = _saved(jax, jax.checkpoint(pf, policy=pp), pargs, capsys)
+      want = _saved(real, real.checkpoint(rf, policy=rp), rargs, capsys)
+      assert sorted(got) == sorted(want), (pf.__name__, rp)
+
+
+def test_print_saved_residuals_describes_arguments_constants_and_calls_as_jax(capsys):
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  C = np.arange(3.0, dtype=np.float32)
+
+  def cases(jx, jxnp):
+    def g(p, y):
+      return jxnp.sum(jxnp.sin(p["w"] * y) * C) + jxnp.cos(p["b"][0])
+
+    def h(x):
+      y = jx.jit(lambda z: jx.ad_checkpoint.checkpoint_name(jxnp.sin(z), "q"))(x)
+      return y * x
+
+    return [(g, ({"w": jxnp.ones(3), "b": (jxnp.ones(()),)}, jxnp.ones(3))),
+            (lambda x: jxnp.sin(x) * jxnp.asarray(C), (jxnp.ones(3),)),
+            (h, (jxnp.ones(3),)), (lambda x, *a: x * a[0], (jxnp.ones(3), jxnp.ones(3))),
+            (jx.checkpoint(lambda x: jxnp.sin(x) * jxnp.sin(x)), (jxnp.ones(3),))]
+
+  for (pf, pargs), (rf, rargs) in zip(cases(jax, jnp), cases(real, real_jnp)):
+    assert _saved(jax, pf, pargs, capsys) == _saved(real, rf, rargs, capsys)
+
+
+def test_offload_policies_save_on_the_one_memory(capsys):
+  # JAX moves offloaded residuals to host memory (f32<host>[..] output of
+  # device_put); purejax has one memory, so they are saved as they are.
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  P, RP = jax.checkpoint_policies, real.checkpoint_policies
+  cases = [(P.save_and_offload_only_these_names(
+                names_which_can_be_saved=["a"], names_which_can_be_offloaded=["c"],
+                offload_src="device", offload_dst="pinned_host"),
+            RP.save_and_offload_only_these_names(
+                names_which_can_be_saved=["a"], names_which_can_be_offloaded=["c"],
+                offload_src="device", offload_dst="pinned_host"),
+            P.save_only_these_names("a", "c")),
+           (P.offload_dot_with_no_batch_dims("device", "pinned_host"),
+            RP.offload_dot_with_no_batch_dims("device", "pinned_host"),
+            P.dots_with_no_batch_dims_saveable)]
+  (pf, pargs), = _named_fns(jax, jnp)[:1]
+  (rf, rargs), = _named_fns(real, real_jnp)[:1]
+  for pol, real_pol, same_as in cases:
+    got = _saved(jax, jax.checkpoint(pf, policy=pol), pargs, capsys)
+    want = _saved(real, real.checkpoint(rf, policy=real_pol), rargs, capsys)
+    assert got == _saved(jax, jax.checkpoint(pf, policy=same_as), pargs, capsys)
+    assert len(got) == len(want)
+    assert {l for l in want if "<host>" not in l} <= set(got)
+
+
+def test_checkpoint_name_is_an_identity_under_transforms():
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  from purejax._src import stages
+  ac = jax.ad_checkpoint
+
+  def f(x):
+    return jnp.sum(ac.checkpoint_name(jnp.sin(x), "s") ** 2)
+
+  x = jnp.linspace(0.0, 1.0, 5)
+  # printed as JAX prints it; the tangent is not named
+  rf = lambda x: real.ad_checkpoint.checkpoint_name(x * 2, "a")
+  pf = lambda x: ac.checkpoint_name(x * 2, "a")
+  assert str(jax.make_jaxpr(lambda x, t: jax.jvp(pf, (x,), (t,)))(1.0, 1.0)) == \
+      str(real.make_jaxpr(lambda x, t: real.jvp(rf, (x,), (t,)))(1.0, 1.0))
+  assert str(jax.make_jaxpr(jax.vmap(pf))(jnp.ones(3))) == \
+      str(real.make_jaxpr(real.vmap(rf))(real_jnp.ones(3)))
+  assert ac.checkpoint_name({"a": jnp.ones(2), "b": (jnp.ones(3),)}, "n")["b"][0].shape == (3,)
+  want = np.sin(2 * np.asarray(x, np.float64))   # d/dx sin(x)^2 = sin(2x)
+  for policy in (None, jax.checkpoint_policies.save_only_these_names("s")):
+    g = jax.grad(jax.checkpoint(f, policy=policy))
+    np.testing.assert_allclose(np.asarray(g(x)), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.jit(g)(x)), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.vmap(g)(x[None])[0]), want, rtol=1e-6, atol=1e-7)
+  compiled = jax.jit(lambda x: ac.checkpoint_name(jnp.sin(x), "s") * 2).lower(x).compile()
+  assert stages.host_steps(compiled) == []
+
+
+def test_ad_checkpoint_and_policies_have_jax_names():
+  real = _real_with_ad_checkpoint()
+  public = lambda m: {n for n in dir(m) if not n.startswith("_")}
+  assert public(real.checkpoint_policies) <= public(jax.checkpoint_policies)
+  assert public(real.ad_checkpoint) <= public(jax.ad_checkpoint)
+  assert repr(jax.checkpoint_policies.save_only_these_names("a")) == \
+      repr(real.checkpoint_policies.save_only_these_names("a"))

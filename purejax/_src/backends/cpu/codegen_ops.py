@@ -594,6 +594,7 @@ OPS = {
     "bitcast_convert_type": (_bitcast_supports, _bitcast),
     "erf_inv": (_erf_inv_supports, _erf_inv),
     "copy": (_any, _identity),
+    "name": (_any, _identity),
     "real": (_complex_in, _real_part),
     "imag": (_complex_in, _imag_part),
     "conj": (_any, _conj),
@@ -605,7 +606,7 @@ OPS.update(special_c.OPS)
 # rounded by their emitter.
 _EXACT_ON_HALF = frozenset(("neg", "sign", "floor", "ceil", "round", "is_finite", "abs",
                             "max", "min", "rem", "select_n", "clamp", "convert_element_type",
-                            "stop_gradient", "copy", "bitcast_convert_type", "integer_pow",
+                            "stop_gradient", "copy", "name", "bitcast_convert_type", "integer_pow",
                             "eq", "ne", "lt", "le", "gt", "ge", "real", "imag"))
 # float32 arithmetic that would not be half-float arithmetic.
 _NOT_ON_HALF = frozenset(("nextafter",))

@@ -31,7 +31,7 @@ INDEX_PRIMS = frozenset({"broadcast_in_dim", "reshape", "squeeze", "transpose", 
                          "rev", "iota"})
 # Elementwise primitives cheap enough to recompute in each consumer rather
 # than store, when their operands are not computed in an open group.
-CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "stop_gradient", "add", "add_any",
+CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "name", "stop_gradient", "add", "add_any",
                          "sub", "mul", "neg", "max", "min", "select_n", "clamp", "eq", "ne",
                          "lt", "le", "gt", "ge", "and", "or", "xor", "not", "abs", "square",
                          "sign", "floor", "ceil"})
