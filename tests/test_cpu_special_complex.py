@@ -216,3 +216,50 @@ def test_half_erf_inv_compiles(dtype):
   ok = np.isfinite(exact)
   np.testing.assert_allclose(got[ok].astype(np.float64), exact[ok],
                              rtol={"float16": 2 ** -10, "bfloat16": 2 ** -7}[dtype], atol=0)
+
+
+# -- complex reduce_max / reduce_min: XLA's fold order ------------------------
+
+def _complex_with_specials(shape, rng):
+  re = rng.choice([0., -0., 1., -1., 2., np.nan, np.inf, -np.inf], shape).astype(np.float32)
+  im = rng.choice([0., -0., 1., -1., np.nan, -np.inf], shape).astype(np.float32)
+  out = np.empty(shape, np.complex64)
+  out.real, out.imag = re, im
+  return out
+
+
+def _same_bits(got, want):
+  g, w = np.atleast_1d(np.asarray(got)), np.atleast_1d(np.asarray(want))
+  assert g.dtype == w.dtype and g.shape == w.shape
+  gf, wf = g.view(np.float32), w.view(np.float32)
+  nan = np.isnan(wf)
+  np.testing.assert_array_equal(np.isnan(gf), nan)
+  np.testing.assert_array_equal(np.signbit(gf[~nan]), np.signbit(wf[~nan]))
+  np.testing.assert_array_equal(gf[~nan], wf[~nan])
+
+
+_EXTREMUM_CASES = ([((n,), None) for n in (1, 2, 3, 17, 32, 33, 40, 64, 65, 100, 129)]
+                   + [((3, 40), 0), ((3, 40), 1), ((70, 3), 0), ((5, 7, 9), (0, 2)),
+                      ((50, 50), None), ((2, 3, 70), (1, 2))])
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_complex_max_min_reductions_with_nans_match_jax(name):
+  real = oracle()
+  import jax.numpy as real_jnp
+  import purejax.numpy as jnp
+  rng = np.random.default_rng(11)
+  for shape, axes in _EXTREMUM_CASES:
+    for _ in range(4):   # 17 shapes x 4: 68 random cases
+      x = _complex_with_specials(shape, rng)
+      want = np.asarray(getattr(real_jnp, name)(x, axis=axes))
+      _same_bits(getattr(jnp, name)(x, axis=axes), want)
+      _same_bits(jax.jit(lambda v: getattr(jnp, name)(v, axis=axes))(x), want)
+
+
+def test_complex_max_of_one_element_is_that_element():
+  import purejax.numpy as jnp
+  x = np.array([complex(-np.inf, -1)], np.complex64)   # below max's identity -inf+0j
+  _same_bits(jnp.max(x), x[0])
+  _same_bits(jnp.max(np.array([complex(-np.inf, -1), complex(-np.inf, -2)], np.complex64)),
+             np.complex64(complex(-np.inf, 0)))
