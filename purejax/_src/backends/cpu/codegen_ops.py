@@ -664,6 +664,25 @@ def _float_extremum(name, dtype):
                  combine, final)
 
 
+def _complex_extremum(name, dtype):
+  # XLA's fold, in loop order from the identity (+-inf + 0i), of a reduction
+  # that is one block of complex_extremum's order (fusion checks the sizes);
+  # one element is returned as it is.  No simd: the order decides NaNs.
+  ct, f, is_max = ctype(dtype), _fsuffix(dtype), name == "reduce_max"
+  part = ctype(np.finfo(dtype).dtype)
+  inf = "-INFINITY" if is_max else "INFINITY"
+  identity = f"__builtin_complex(({part}){inf}, ({part})0)"
+  pick = f"pj_c{'max' if is_max else 'min'}{f}"
+
+  def combine(names, v):
+    acc, count, first = names
+    return [f"{{ const {ct} x = {v}; {first} = {count} == 0 ? x : {first}; "
+            f"{count} += 1; {acc} = {pick}({acc}, x); }}"]
+
+  return Reducer([(ct, identity, None), ("int64_t", "0", None), (ct, identity, None)],
+                 combine, lambda names: f"({names[1]} == 1 ? {names[2]} : {names[0]})")
+
+
 def reducer(name, dtype):
   """The Reducer of reduction primitive ``name`` on ``dtype`` (None: no C)."""
   kind, ct = _kind(dtype), ctype(dtype)
@@ -677,6 +696,8 @@ def reducer(name, dtype):
     return Reducer([(acc, f"(({acc}){init})", None)],
                    lambda names, v: [fold.format(names[0], v)],
                    lambda names: f"(({ct}){names[0]})")
+  if kind == "c" and name in ("reduce_max", "reduce_min"):
+    return _complex_extremum(name, dtype)
   if kind == "c":
     return None
   if name in ("reduce_sum", "reduce_prod"):
