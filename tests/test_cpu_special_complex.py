@@ -279,3 +279,17 @@ def test_complex_max_min_reductions_compile_bit_for_bit(name, dtype):
     _same_bits(_compiled(lambda v: reduce(v, axes), x), reduce(x, axes))
     with np.errstate(invalid="ignore"):
       _same_bits(_compiled(lambda v: reduce(v * 2 + 1, axes), x), reduce(x * 2 + 1, axes))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_clamp_compiles_as_jax(dtype):
+  real = oracle()
+  rng = np.random.default_rng(4)
+  x = _complex_with_specials((200,), rng).astype(dtype)
+  lo, hi = _complex_with_specials((200,), rng).astype(dtype), _complex_with_specials((200,), rng)
+  hi = hi.astype(dtype)
+  for args in [(lo, x, hi), (dtype(1 + 2j), x, dtype(2 + 1j)), (dtype(complex(np.nan, 0)), x, hi),
+               (lo, x, dtype(complex(1, np.nan))), (x, x[::-1].copy(), lo)]:
+    want = np.asarray(real.lax.clamp(*args))
+    _same_bits(lax.clamp(*args), want)
+    _same_bits(_compiled(lax.clamp, *args), want)

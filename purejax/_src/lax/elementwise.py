@@ -654,7 +654,18 @@ def _clamp_abstract_eval(lo, x, hi):
 
 clamp_p = core.Primitive("clamp")
 clamp_p.abstract_eval = _clamp_abstract_eval
-clamp_p.impl = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)
+def _clamp_impl(lo, x, hi):
+  if np.result_type(lo, x, hi).kind == "c":
+    # XLA clamps complex values by their real parts alone: t = lo if
+    # re(lo) >= re(x) else x, then t if re(t) <= re(hi) else hi (NaN: the
+    # second operand).
+    with np.errstate(invalid="ignore"):
+      t = np.where(np.real(lo) >= np.real(x), lo, x)
+      return np.where(np.real(t) <= np.real(hi), t, hi).astype(x.dtype)
+  return np.minimum(np.maximum(x, lo), hi)
+
+
+clamp_p.impl = _clamp_impl
 clamp_p.elementwise = True
 
 

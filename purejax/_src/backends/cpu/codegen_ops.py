@@ -441,6 +441,9 @@ def _clamp(ctx, args, ins, out, params):
   # the second operand is returned.
   lo, x, hi = args
   ct = ctype(out)
+  if _kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
+    t = ctx.tmp(ct, f"(__real__ {lo} >= __real__ {x} ? {lo} : {x})")
+    return f"(__real__ {t} <= __real__ {hi} ? {t} : {hi})"
   if _kind(out) == "f":
     t = ctx.tmp(ct, f"({x} != {x} ? {x} : {lo} != {lo} ? {lo} : {x} > {lo} ? {x} : {lo})")
     return f"({t} != {t} ? {t} : {hi} != {hi} ? {hi} : {t} < {hi} ? {t} : {hi})"
@@ -588,7 +591,7 @@ OPS = {
     "eq": _compare("=="), "ne": _compare("!="), "lt": _compare("<"),
     "le": _compare("<="), "gt": _compare(">"), "ge": _compare(">="),
     "select_n": (_any, _select_n),
-    "clamp": (_real, _clamp),
+    "clamp": (_any, _clamp),
     "convert_element_type": (_any, _convert),
     "stop_gradient": (_any, _identity),
     "bitcast_convert_type": (_bitcast_supports, _bitcast),
