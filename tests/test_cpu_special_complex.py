@@ -293,3 +293,19 @@ def test_complex_clamp_compiles_as_jax(dtype):
     want = np.asarray(real.lax.clamp(*args))
     _same_bits(lax.clamp(*args), want)
     _same_bits(_compiled(lax.clamp, *args), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_nextafter_compiles_as_jax(dtype):
+  import ml_dtypes
+  real = oracle()
+  fin = ml_dtypes.finfo(dtype)
+  specials = np.array([0., -0., 1., -1., np.inf, -np.inf, np.nan, float(fin.max), -float(fin.max),
+                       float(fin.tiny), float(fin.smallest_subnormal), 2.5, -3.75], np.float32)
+  a, b = _grid(specials, specials)
+  rng = np.random.default_rng(6)
+  a = np.concatenate([a, rng.standard_normal(300) * 100]).astype(dtype)
+  b = np.concatenate([b, rng.standard_normal(300) * 100]).astype(dtype)
+  want = np.asarray(real.lax.nextafter(a, b)).view(np.uint16)
+  np.testing.assert_array_equal(np.asarray(lax.nextafter(a, b)).view(np.uint16), want)
+  np.testing.assert_array_equal(_compiled(lax.nextafter, a, b).view(np.uint16), want)

@@ -460,7 +460,16 @@ ad.defjvp(atan2_p, lambda g, x, y: _mul(g, _div(y, _atan2_denominator(x, y))),
           lambda g, x, y: _mul(g, _div(_neg(x), _atan2_denominator(x, y))))
 
 # No derivative rule, as in JAX (differentiating it raises NotImplementedError).
-nextafter_p = binary("nextafter", float_dtypes, np.nextafter, tip_name="nextafter")
+def _nextafter_impl(x, y):
+  # Equal operands give y (C's rule; NumPy's float16 loop gives x: 0 vs -0).
+  out = np.nextafter(x, y)
+  toward_y = np.equal(x, y)
+  if out.dtype.name == "bfloat16":   # XLA: a step onto zero toward a zero gives y's zero
+    toward_y |= (out == 0) & (np.asarray(y) == 0)
+  return np.where(toward_y, y, out).astype(out.dtype)
+
+
+nextafter_p = binary("nextafter", float_dtypes, _quiet(_nextafter_impl), tip_name="nextafter")
 
 pow_p = nary_elementwise("pow", [inexact_dtypes, int_dtypes + inexact_dtypes],
                          _quiet(_pow_impl), same_dtypes=False)

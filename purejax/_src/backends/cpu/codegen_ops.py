@@ -386,6 +386,21 @@ def _math2(name):
   return (_floats, emit)
 
 
+def _nextafter(ctx, args, ins, out, params):
+  a, b = args
+  if not is_half(out):
+    return f"nextafter{_fsuffix(out)}({a}, {b})"
+  # A half float's neighbour: step its 16 bits (the value is exact in float).
+  load, store_bits, _ = _HALF[np.dtype(out).name]
+  ua, ub = ctx.tmp("uint16_t", f"{store_bits}({a})"), ctx.tmp("uint16_t", f"{store_bits}({b})")
+  step = (f"(uint16_t)({a} == 0 ? (({ub}) & 0x8000u) | 1u : "
+          f"(({a} < {b}) == ({a} > 0) ? {ua} + 1u : {ua} - 1u))")
+  stepped = ctx.tmp("float", f"{load}({step})")
+  if np.dtype(out).name == "bfloat16":   # as the NumPy impl: onto zero toward a zero gives b
+    stepped = f"({stepped} == 0 && {b} == 0 ? {b} : {stepped})"
+  return f"(({a} != {a} || {b} != {b}) ? NAN : {a} == {b} ? {b} : {stepped})"
+
+
 def _bitwise(op):
   def emit(ctx, args, ins, out, params):
     return f"(({ctype(out)})({args[0]} {op} {args[1]}))"
@@ -583,7 +598,7 @@ OPS = {
     "min": (_number, _extremum("min")),
     "pow": (_pow_supports, _pow),
     "atan2": _math2("atan2"),
-    "nextafter": _math2("nextafter"),
+    "nextafter": (_floats, _nextafter),
     "and": _bitwise("&"), "or": _bitwise("|"), "xor": _bitwise("^"),
     "shift_left": (_ints, _shift_left),
     "shift_right_arithmetic": (_ints, _shift_right_arithmetic),
@@ -611,14 +626,10 @@ _EXACT_ON_HALF = frozenset(("neg", "sign", "floor", "ceil", "round", "is_finite"
                             "max", "min", "rem", "select_n", "clamp", "convert_element_type",
                             "stop_gradient", "copy", "name", "bitcast_convert_type", "integer_pow",
                             "eq", "ne", "lt", "le", "gt", "ge", "real", "imag"))
-# float32 arithmetic that would not be half-float arithmetic.
-_NOT_ON_HALF = frozenset(("nextafter",))
 
 
 def supported(name, ins, out, params):
   """Whether C computes primitive ``name`` on these dtypes."""
-  if name in _NOT_ON_HALF and any(is_half(d) for d in list(ins) + [out]):
-    return False
   return OPS[name][0](ins, out, params)
 
 
