@@ -183,12 +183,11 @@ def test_complex_compiles_like_numpy(name, dtype, x64):
 def test_complex_max_min_are_lexicographic(x64):
   a = np.array([1 + 5j, 2 + 0j, 3 + 1j, 3 + 2j, complex(np.nan, 0), 1 + 1j])
   b = np.array([2 + 0j, 1 + 5j, 3 + 2j, 3 + 1j, 1 + 1j, complex(0, np.nan)])
+  # XLA's rule: x only where strictly first, so a NaN comparison gives y.
   _same_complex(_compiled(lax.max, a, b),
-                np.array([2 + 0j, 2 + 0j, 3 + 2j, 3 + 2j, complex(np.nan, 0),
-                          complex(0, np.nan)]))
+                np.array([2 + 0j, 2 + 0j, 3 + 2j, 3 + 2j, 1 + 1j, 1 + 1j]))
   _same_complex(_compiled(lax.min, a, b),
-                np.array([1 + 5j, 1 + 5j, 3 + 1j, 3 + 1j, complex(np.nan, 0),
-                          complex(0, np.nan)]))
+                np.array([1 + 5j, 1 + 5j, 3 + 1j, 3 + 1j, 1 + 1j, complex(0, np.nan)]))
 
 
 @pytest.mark.parametrize("name", COMPLEX_UNARY + ["max", "min"])
@@ -216,3 +215,97 @@ def test_half_erf_inv_compiles(dtype):
   ok = np.isfinite(exact)
   np.testing.assert_allclose(got[ok].astype(np.float64), exact[ok],
                              rtol={"float16": 2 ** -10, "bfloat16": 2 ** -7}[dtype], atol=0)
+
+
+# -- complex reduce_max / reduce_min: XLA's fold order ------------------------
+
+def _complex_with_specials(shape, rng):
+  re = rng.choice([0., -0., 1., -1., 2., np.nan, np.inf, -np.inf], shape).astype(np.float32)
+  im = rng.choice([0., -0., 1., -1., np.nan, -np.inf], shape).astype(np.float32)
+  out = np.empty(shape, np.complex64)
+  out.real, out.imag = re, im
+  return out
+
+
+def _same_bits(got, want):
+  g, w = np.atleast_1d(np.asarray(got)), np.atleast_1d(np.asarray(want))
+  assert g.dtype == w.dtype and g.shape == w.shape
+  part = np.finfo(w.dtype).dtype
+  gf, wf = g.view(part), w.view(part)
+  nan = np.isnan(wf)
+  np.testing.assert_array_equal(np.isnan(gf), nan)
+  np.testing.assert_array_equal(np.signbit(gf[~nan]), np.signbit(wf[~nan]))
+  np.testing.assert_array_equal(gf[~nan], wf[~nan])
+
+
+_EXTREMUM_CASES = ([((n,), None) for n in (1, 2, 3, 17, 32, 33, 40, 64, 65, 100, 129)]
+                   + [((3, 40), 0), ((3, 40), 1), ((70, 3), 0), ((5, 7, 9), (0, 2)),
+                      ((50, 50), None), ((2, 3, 70), (1, 2))])
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_complex_max_min_reductions_with_nans_match_jax(name):
+  real = oracle()
+  import jax.numpy as real_jnp
+  import purejax.numpy as jnp
+  rng = np.random.default_rng(11)
+  for shape, axes in _EXTREMUM_CASES:
+    for _ in range(4):   # 17 shapes x 4: 68 random cases
+      x = _complex_with_specials(shape, rng)
+      want = np.asarray(getattr(real_jnp, name)(x, axis=axes))
+      _same_bits(getattr(jnp, name)(x, axis=axes), want)
+      _same_bits(jax.jit(lambda v: getattr(jnp, name)(v, axis=axes))(x), want)
+
+
+def test_complex_max_of_one_element_is_that_element():
+  import purejax.numpy as jnp
+  x = np.array([complex(-np.inf, -1)], np.complex64)   # below max's identity -inf+0j
+  _same_bits(jnp.max(x), x[0])
+  _same_bits(jnp.max(np.array([complex(-np.inf, -1), complex(-np.inf, -2)], np.complex64)),
+             np.complex64(complex(-np.inf, 0)))
+
+
+@pytest.mark.parametrize("name", ["reduce_max", "reduce_min"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_max_min_reductions_compile_bit_for_bit(name, dtype):
+  # Reductions XLA folds as one block (each reduced axis <= 32) compile to C,
+  # bit for bit the NumPy reference (itself checked against JAX above).
+  rng = np.random.default_rng(3)
+  reduce = getattr(lax, name)
+  for shape, axes in [((1,), (0,)), ((2,), (0,)), ((32,), (0,)), ((7, 5), (1,)), ((7, 5), (0,)),
+                      ((4, 6, 3), (0, 2)), ((300, 9), (1,)), ((9, 300), (0,)), ((3, 1), (1,))]:
+    x = _complex_with_specials(shape, rng).astype(dtype)
+    x[..., 0] = complex(-np.inf, -1) if name == "reduce_max" else complex(np.inf, 1)
+    _same_bits(_compiled(lambda v: reduce(v, axes), x), reduce(x, axes))
+    with np.errstate(invalid="ignore"):
+      _same_bits(_compiled(lambda v: reduce(v * 2 + 1, axes), x), reduce(x * 2 + 1, axes))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_clamp_compiles_as_jax(dtype):
+  real = oracle()
+  rng = np.random.default_rng(4)
+  x = _complex_with_specials((200,), rng).astype(dtype)
+  lo, hi = _complex_with_specials((200,), rng).astype(dtype), _complex_with_specials((200,), rng)
+  hi = hi.astype(dtype)
+  for args in [(lo, x, hi), (dtype(1 + 2j), x, dtype(2 + 1j)), (dtype(complex(np.nan, 0)), x, hi),
+               (lo, x, dtype(complex(1, np.nan))), (x, x[::-1].copy(), lo)]:
+    want = np.asarray(real.lax.clamp(*args))
+    _same_bits(lax.clamp(*args), want)
+    _same_bits(_compiled(lax.clamp, *args), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_nextafter_compiles_as_jax(dtype):
+  import ml_dtypes
+  real = oracle()
+  fin = ml_dtypes.finfo(dtype)
+  specials = np.array([0., -0., 1., -1., np.inf, -np.inf, np.nan, float(fin.max), -float(fin.max),
+                       float(fin.tiny), float(fin.smallest_subnormal), 2.5, -3.75], np.float32)
+  a, b = _grid(specials, specials)
+  rng = np.random.default_rng(6)
+  a = np.concatenate([a, rng.standard_normal(300) * 100]).astype(dtype)
+  b = np.concatenate([b, rng.standard_normal(300) * 100]).astype(dtype)
+  want = np.asarray(real.lax.nextafter(a, b)).view(np.uint16)
+  np.testing.assert_array_equal(np.asarray(lax.nextafter(a, b)).view(np.uint16), want)
+  np.testing.assert_array_equal(_compiled(lax.nextafter, a, b).view(np.uint16), want)

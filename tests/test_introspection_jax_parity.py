@@ -179,3 +179,235 @@ def test_closed_jaxpr_literals_are_its_consts():
   closed = jax.make_jaxpr(lambda x: x + jnp.asarray(c))(jnp.ones(2))
   assert len(closed.literals) == 1
   np.testing.assert_array_equal(closed.literals[0], c)
+
+
+# -- Var and Literal reprs ---------------------------------------------------
+
+def _atom_reprs(jx, jxnp):
+  import re
+  fns = [(lambda x: jxnp.sin(x) * 2.0 + 1, jxnp.ones(2)),
+         (lambda x: x + jxnp.int32(3), jxnp.ones(2, jxnp.int32)),
+         (lambda x: x * True, jxnp.ones(2, bool)),
+         (lambda x: x * 0.1, jxnp.ones((2, 3), jxnp.float16)),
+         (lambda x: x * jxnp.bfloat16(0.1), jxnp.ones(3, jxnp.bfloat16)),
+         (lambda x: x * (1 + 2j), jxnp.ones(3, jxnp.complex64)),
+         (lambda x: jxnp.float32(0.1) * x, 1.0),
+         (lambda k: k, jx.random.key(0))]
+  out = []
+  for f, x in fns:
+    j = jx.make_jaxpr(f)(x).jaxpr
+    atoms = list(j.invars) + [a for e in j.eqns for a in e.invars + e.outvars] + list(j.outvars)
+    out.append([re.sub(r"id=\d+", "id=N", s) for a in atoms for s in (repr(a), str(a))])
+    out.append([str(e) for e in j.eqns] + [repr(e) for e in j.eqns])
+  return out
+
+
+def test_var_and_literal_reprs_match_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  assert _atom_reprs(jax, jnp) == _atom_reprs(real, real_jnp)
+
+
+def test_var_repr_names_its_identity():
+  import re
+  j = jax.make_jaxpr(lambda x: x * 2.0)(jnp.ones(2)).jaxpr
+  # ids differ between variables and are the Python object's identity
+  a, b = j.invars[0], j.eqns[0].outvars[0]
+  assert re.fullmatch(r"Var\(id=\d+\):float32\[2\]", repr(a))
+  assert repr(a) == f"Var(id={id(a)}):float32[2]" and repr(a) != repr(b)
+  assert repr(j.eqns[0].invars[1]) == "Literal(2.0)"
+
+
+# -- the function jax.vjp returns is a pytree of its residuals ---------------
+
+_VJP_FUNS = [lambda m: m.sin, lambda m: (lambda x: m.sin(x) * m.cos(x)),
+             lambda m: (lambda x: m.exp(x).sum()), lambda m: (lambda x: (x @ x) * x)]
+
+
+@pytest.mark.parametrize("make", _VJP_FUNS)
+def test_vjp_function_leaves_are_its_residuals_as_jax(make):
+  real = oracle()
+  import jax.numpy as real_jnp
+  x = np.arange(3.0, dtype=np.float32)
+  got = jax.tree.leaves(jax.vjp(make(jnp), jnp.asarray(x))[1])
+  want = real.tree.leaves(real.vjp(make(real_jnp), real_jnp.asarray(x))[1])
+  assert [(g.shape, g.dtype) for g in got] == [(w.shape, w.dtype) for w in want]
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", _VJP_FUNS)
+def test_vjp_function_passes_through_jit_with_traced_residuals(make):
+  f = make(jnp)
+  x = jnp.arange(3.0)
+  out, f_vjp = jax.vjp(f, x)
+  seen = []
+
+  def apply(fv, ct):
+    seen.extend(isinstance(l, jax.core.Tracer) for l in jax.tree.leaves(fv))
+    return fv(ct)
+
+  ct = jnp.ones_like(out)
+  got, = jax.jit(apply)(f_vjp, ct)
+  want, = f_vjp(ct)
+  assert seen and all(seen)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+  # residuals replaced by others of the same type: the same function at another point
+  x2 = jnp.arange(3.0) + 0.5
+  f_vjp2 = jax.tree.unflatten(jax.tree.structure(f_vjp), jax.tree.leaves(jax.vjp(f, x2)[1]))
+  np.testing.assert_allclose(np.asarray(jax.jit(apply)(f_vjp2, ct)[0]),
+                             np.asarray(jax.vjp(f, x2)[1](ct)[0]), rtol=1e-6)
+
+
+def test_vjp_function_under_vmap_and_out_of_jit():
+  def make(x):
+    return jax.vjp(jnp.sin, x)[1]
+
+  xs = np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3)
+  f_batched = jax.vmap(make)(jnp.asarray(xs))
+  assert [l.shape for l in jax.tree.leaves(f_batched)] == [(4, 3)]
+  got, = jax.vmap(lambda f, c: f(c))(f_batched, jnp.ones((4, 3)))
+  np.testing.assert_allclose(np.asarray(got), np.cos(xs.astype(np.float64)), rtol=1e-6)
+  f_jitted = jax.jit(make)(jnp.asarray(xs[0]))
+  np.testing.assert_allclose(np.asarray(f_jitted(jnp.ones(3))[0]), np.cos(xs[0]), rtol=1e-6)
+  _, f_vjp = jax.vjp(jnp.sin, jnp.asarray(xs[0]))
+  rows, = jax.vmap(f_vjp)(jnp.eye(3))
+  np.testing.assert_allclose(np.asarray(rows), np.diag(np.cos(xs[0])), rtol=1e-6, atol=1e-7)
+
+
+# -- named residuals: checkpoint_name, policies, print_saved_residuals -------
+
+def _real_with_ad_checkpoint():
+  import importlib
+  real = oracle()
+  importlib.import_module("jax.ad_checkpoint")   # JAX does not import it itself
+  return real
+
+
+def _named_fns(jx, jxnp):
+  ac = jx.ad_checkpoint
+
+  def f(x):
+    a = ac.checkpoint_name(jxnp.sin(x), "a")
+    b = ac.checkpoint_name(jxnp.cos(a) * x, "b")
+    c = ac.checkpoint_name(jxnp.exp(b) @ jxnp.ones((3, 3)), "c")
+    return jxnp.sum(c * a * jxnp.tanh(c))
+
+  def g(x, w):
+    h = ac.checkpoint_name(jxnp.tanh(x @ w), "h")
+    return jxnp.sum(ac.checkpoint_name(h * h, "sq") @ w)
+
+  return [(f, (jxnp.linspace(0.1, 1.0, 3),)),
+          (g, (jxnp.linspace(-1.0, 1.0, 6).reshape(2, 3), jxnp.linspace(0.5, 1.5, 9).reshape(3, 3)))]
+
+
+def _policies(jx):
+  P = jx.checkpoint_policies
+  return [None, P.everything_saveable, P.nothing_saveable, P.dots_saveable,
+          P.dots_with_no_batch_dims_saveable, P.save_only_these_names("a"),
+          P.save_only_these_names("a", "c", "h"), P.save_any_names_but_these("b"),
+          P.save_any_names_but_these("sq"), P.save_anything_except_these_names("a"),
+          P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("a"))]
+
+
+def _saved(jx, f, args, capsys):
+  import re
+  jx.ad_checkpoint.print_saved_residuals(f, *args)
+  # The file part of a location differs only where the code was traced from.
+  return [re.sub(r" from .*:(\d+:\d+ \()", r" from \1", line)
+          for line in capsys.readouterr().out.splitlines()]
+
+
+def test_print_saved_residuals_with_name_policies_matches_jax(capsys):
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  for (pf, pargs), (rf, rargs) in zip(_named_fns(jax, jnp), _named_fns(real, real_jnp)):
+    for pp, rp in zip(_policies(jax), _policies(real)):
+      got = _saved(jax, jax.checkpoint(pf, policy=pp), pargs, capsys)
+      want = _saved(real, real.checkpoint(rf, policy=rp), rargs, capsys)
+      assert sorted(got) == sorted(want), (pf.__name__, rp)
+
+
+def test_print_saved_residuals_describes_arguments_constants_and_calls_as_jax(capsys):
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  C = np.arange(3.0, dtype=np.float32)
+
+  def cases(jx, jxnp):
+    def g(p, y):
+      return jxnp.sum(jxnp.sin(p["w"] * y) * C) + jxnp.cos(p["b"][0])
+
+    def h(x):
+      y = jx.jit(lambda z: jx.ad_checkpoint.checkpoint_name(jxnp.sin(z), "q"))(x)
+      return y * x
+
+    return [(g, ({"w": jxnp.ones(3), "b": (jxnp.ones(()),)}, jxnp.ones(3))),
+            (lambda x: jxnp.sin(x) * jxnp.asarray(C), (jxnp.ones(3),)),
+            (h, (jxnp.ones(3),)), (lambda x, *a: x * a[0], (jxnp.ones(3), jxnp.ones(3))),
+            (jx.checkpoint(lambda x: jxnp.sin(x) * jxnp.sin(x)), (jxnp.ones(3),))]
+
+  for (pf, pargs), (rf, rargs) in zip(cases(jax, jnp), cases(real, real_jnp)):
+    assert _saved(jax, pf, pargs, capsys) == _saved(real, rf, rargs, capsys)
+
+
+def test_offload_policies_save_on_the_one_memory(capsys):
+  # JAX moves offloaded residuals to host memory (f32<host>[..] output of
+  # device_put); purejax has one memory, so they are saved as they are.
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  P, RP = jax.checkpoint_policies, real.checkpoint_policies
+  cases = [(P.save_and_offload_only_these_names(
+                names_which_can_be_saved=["a"], names_which_can_be_offloaded=["c"],
+                offload_src="device", offload_dst="pinned_host"),
+            RP.save_and_offload_only_these_names(
+                names_which_can_be_saved=["a"], names_which_can_be_offloaded=["c"],
+                offload_src="device", offload_dst="pinned_host"),
+            P.save_only_these_names("a", "c")),
+           (P.offload_dot_with_no_batch_dims("device", "pinned_host"),
+            RP.offload_dot_with_no_batch_dims("device", "pinned_host"),
+            P.dots_with_no_batch_dims_saveable)]
+  (pf, pargs), = _named_fns(jax, jnp)[:1]
+  (rf, rargs), = _named_fns(real, real_jnp)[:1]
+  for pol, real_pol, same_as in cases:
+    got = _saved(jax, jax.checkpoint(pf, policy=pol), pargs, capsys)
+    want = _saved(real, real.checkpoint(rf, policy=real_pol), rargs, capsys)
+    assert got == _saved(jax, jax.checkpoint(pf, policy=same_as), pargs, capsys)
+    assert len(got) == len(want)
+    assert {l for l in want if "<host>" not in l} <= set(got)
+
+
+def test_checkpoint_name_is_an_identity_under_transforms():
+  real = _real_with_ad_checkpoint()
+  import jax.numpy as real_jnp
+  from purejax._src import stages
+  ac = jax.ad_checkpoint
+
+  def f(x):
+    return jnp.sum(ac.checkpoint_name(jnp.sin(x), "s") ** 2)
+
+  x = jnp.linspace(0.0, 1.0, 5)
+  # printed as JAX prints it; the tangent is not named
+  rf = lambda x: real.ad_checkpoint.checkpoint_name(x * 2, "a")
+  pf = lambda x: ac.checkpoint_name(x * 2, "a")
+  assert str(jax.make_jaxpr(lambda x, t: jax.jvp(pf, (x,), (t,)))(1.0, 1.0)) == \
+      str(real.make_jaxpr(lambda x, t: real.jvp(rf, (x,), (t,)))(1.0, 1.0))
+  assert str(jax.make_jaxpr(jax.vmap(pf))(jnp.ones(3))) == \
+      str(real.make_jaxpr(real.vmap(rf))(real_jnp.ones(3)))
+  assert ac.checkpoint_name({"a": jnp.ones(2), "b": (jnp.ones(3),)}, "n")["b"][0].shape == (3,)
+  want = np.sin(2 * np.asarray(x, np.float64))   # d/dx sin(x)^2 = sin(2x)
+  for policy in (None, jax.checkpoint_policies.save_only_these_names("s")):
+    g = jax.grad(jax.checkpoint(f, policy=policy))
+    np.testing.assert_allclose(np.asarray(g(x)), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.jit(g)(x)), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.vmap(g)(x[None])[0]), want, rtol=1e-6, atol=1e-7)
+  compiled = jax.jit(lambda x: ac.checkpoint_name(jnp.sin(x), "s") * 2).lower(x).compile()
+  assert stages.host_steps(compiled) == []
+
+
+def test_ad_checkpoint_and_policies_have_jax_names():
+  real = _real_with_ad_checkpoint()
+  public = lambda m: {n for n in dir(m) if not n.startswith("_")}
+  assert public(real.checkpoint_policies) <= public(jax.checkpoint_policies)
+  assert public(real.ad_checkpoint) <= public(jax.ad_checkpoint)
+  assert repr(jax.checkpoint_policies.save_only_these_names("a")) == \
+      repr(real.checkpoint_policies.save_only_these_names("a"))

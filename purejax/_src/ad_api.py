@@ -124,7 +124,7 @@ def vjp(fun, *primals, has_aux=False):
   out_avals = [core.get_aval(p) for p in out_p]
   name = source_info.function_location(fun)
 
-  def vjp_fun(cotangents):
+  def vjp_fun(residuals, cotangents):
     ct_leaves, ct_tree = tree_util.tree_flatten(cotangents)
     if ct_tree != out_tree:
       raise ValueError(
@@ -145,7 +145,9 @@ def vjp(fun, *primals, has_aux=False):
     cts_in = [_input_cotangent(ad.instantiate(ct), aval) for ct, aval in zip(cts_in, in_avals)]
     return tree_util.tree_unflatten(in_tree, cts_in)
 
-  f_vjp = tree_util.Partial(vjp_fun)
+  # The residuals are the Partial's pytree leaves (as in JAX), so the function
+  # passes through jit and vmap with them traced.
+  f_vjp = tree_util.Partial(vjp_fun, list(residuals))
   out = tree_util.tree_unflatten(out_tree, out_p)
   return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 

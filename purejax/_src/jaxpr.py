@@ -15,13 +15,16 @@ class Var:
   def __init__(self, aval):
     self.aval = aval
 
-  def __repr__(self):
-    return f"Var({self.aval.str_short(short_dtypes=True)})"
+  def __repr__(self):   # as JAX: identity, then the long-form type
+    return f"Var(id={id(self)}):{self.aval.str_short()}"
 
 
 class DropVar(Var):
   """An output nobody reads (printed as ``_``)."""
   __slots__ = ()
+
+  def __repr__(self):
+    return "_"
 
 
 class Literal:
@@ -35,8 +38,20 @@ class Literal:
     # shows 0.1, not the float32 value 0.10000000149011612).
     self.python_value = python_value
 
-  def __repr__(self):
-    return f"Literal({self.val!r})"
+  def __repr__(self):   # as JAX: the value as a Python scalar, no type
+    return f"Literal({_python_scalar(self.val)})"
+
+
+def _python_scalar(val):
+  arr = np.asarray(val)
+  if arr.shape != () or arr.dtype == object:
+    return val
+  if arr.dtype.kind in "biufc":
+    return arr.item()
+  try:   # bfloat16, float8 and the like: NumPy's .item() keeps their type
+    return float(arr)
+  except (TypeError, ValueError):
+    return val
 
 
 class SourceInfo:

@@ -7,6 +7,7 @@ recomputed from the call's inputs during the backward pass.
 """
 import functools
 
+from purejax._src import checkpoint_names
 from purejax._src import core
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
@@ -33,7 +34,8 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
 
 def _saveable(params):
   policy = params["policy"] or checkpoint_policies.nothing_saveable
-  return lambda eqn: policy(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params)
+  return lambda eqn: checkpoint_names.saves(
+      policy(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params))
 
 
 remat_p.jvp = _remat_jvp
@@ -76,6 +78,23 @@ class checkpoint_policies:
     return not lhs_batch and not rhs_batch
 
   checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+  @staticmethod
+  def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    # purejax has one memory: an offloaded value is a saved one.
+    def policy(prim, *avals, **params):
+      if checkpoint_policies.dots_with_no_batch_dims_saveable(prim, *avals, **params):
+        return checkpoint_names.Offloadable(offload_src, offload_dst)
+      return checkpoint_names.Recompute
+    return policy
+
+  save_only_these_names = staticmethod(checkpoint_names.save_only_these_names)
+  save_any_names_but_these = staticmethod(checkpoint_names.save_any_names_but_these)
+  save_anything_except_these_names = staticmethod(
+      checkpoint_names.save_anything_except_these_names)
+  save_and_offload_only_these_names = staticmethod(
+      checkpoint_names.save_and_offload_only_these_names)
+  save_from_both_policies = staticmethod(checkpoint_names.save_from_both_policies)
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):

@@ -26,7 +26,7 @@ def current_source_info():
   if frame is None:
     return None
   return SourceInfo(frame.f_code.co_filename, frame.f_lineno,
-                    _column(frame), frame.f_code.co_name)
+                    _column(frame), getattr(frame.f_code, "co_qualname", frame.f_code.co_name))
 
 
 def _column(frame):

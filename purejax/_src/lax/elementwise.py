@@ -90,9 +90,9 @@ ad.defjvp(log1p_p, lambda g, x: _div(g, _add(x, const(x, 1))))
 expm1_p = unary("expm1", inexact_dtypes, _quiet(np.expm1))
 defjvp_ans(expm1_p, lambda g, ans, x: _mul(g, _add(ans, const(ans, 1))))
 tanh_p = unary("tanh", inexact_dtypes, np.tanh)
-# 1 - tanh^2 as (1 + ans)(1 - ans): accurate where ans is near +-1.
-defjvp_ans(tanh_p, lambda g, ans, x: _mul(_mul(g, _add(const(ans, 1), ans)),
-                                          _sub(const(ans, 1), ans)))
+# 1 - tanh^2 as (1 + ans)(1 - ans): accurate where ans is near +-1.  Grouped
+# as (g + g ans)(1 - ans), as JAX does, so the rounding and residuals agree.
+defjvp_ans(tanh_p, lambda g, ans, x: _mul(_add(g, _mul(g, ans)), _sub(const(ans, 1), ans)))
 logistic_p = unary("logistic", inexact_dtypes, _quiet(lambda x: 1 / (1 + np.exp(-x))))
 defjvp_ans(logistic_p, lambda g, ans, x: _mul(g, _mul(ans, _sub(const(ans, 1), ans))))
 
@@ -460,7 +460,16 @@ ad.defjvp(atan2_p, lambda g, x, y: _mul(g, _div(y, _atan2_denominator(x, y))),
           lambda g, x, y: _mul(g, _div(_neg(x), _atan2_denominator(x, y))))
 
 # No derivative rule, as in JAX (differentiating it raises NotImplementedError).
-nextafter_p = binary("nextafter", float_dtypes, np.nextafter, tip_name="nextafter")
+def _nextafter_impl(x, y):
+  # Equal operands give y (C's rule; NumPy's float16 loop gives x: 0 vs -0).
+  out = np.nextafter(x, y)
+  toward_y = np.equal(x, y)
+  if out.dtype.name == "bfloat16":   # XLA: a step onto zero toward a zero gives y's zero
+    toward_y |= (out == 0) & (np.asarray(y) == 0)
+  return np.where(toward_y, y, out).astype(out.dtype)
+
+
+nextafter_p = binary("nextafter", float_dtypes, _quiet(_nextafter_impl), tip_name="nextafter")
 
 pow_p = nary_elementwise("pow", [inexact_dtypes, int_dtypes + inexact_dtypes],
                          _quiet(_pow_impl), same_dtypes=False)
@@ -654,7 +663,18 @@ def _clamp_abstract_eval(lo, x, hi):
 
 clamp_p = core.Primitive("clamp")
 clamp_p.abstract_eval = _clamp_abstract_eval
-clamp_p.impl = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)
+def _clamp_impl(lo, x, hi):
+  if np.result_type(lo, x, hi).kind == "c":
+    # XLA clamps complex values by their real parts alone: t = lo if
+    # re(lo) >= re(x) else x, then t if re(t) <= re(hi) else hi (NaN: the
+    # second operand).
+    with np.errstate(invalid="ignore"):
+      t = np.where(np.real(lo) >= np.real(x), lo, x)
+      return np.where(np.real(t) <= np.real(hi), t, hi).astype(x.dtype)
+  return np.minimum(np.maximum(x, lo), hi)
+
+
+clamp_p.impl = _clamp_impl
 clamp_p.elementwise = True
 
 

@@ -10,7 +10,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
-from purejax._src.lax import reduction_order, utils
+from purejax._src.lax import complex_extremum, reduction_order, utils
 from purejax._src.lax.families import check_dtype, standard_primitive
 
 
@@ -116,6 +116,9 @@ def _extremum_impl(np_reduce, identity, zero_sign):
   def impl(x, axes):
     if x.size == 0:
       return np.full(_reduced_shape(x.shape, axes), identity(x.dtype), x.dtype)
+    if x.dtype.kind == "c":   # the order of the fold decides NaNs and zeros
+      return complex_extremum.reduce(x, _kept_axes(x.ndim, axes), sorted(axes),
+                                     is_max=not zero_sign)
     out = np_reduce(x, axis=axes)
     if dtypes.issubdtype(x.dtype, np.floating):
       out = _fix_zero_sign(x, axes, out, zero_sign)

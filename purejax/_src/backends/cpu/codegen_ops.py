@@ -386,6 +386,21 @@ def _math2(name):
   return (_floats, emit)
 
 
+def _nextafter(ctx, args, ins, out, params):
+  a, b = args
+  if not is_half(out):
+    return f"nextafter{_fsuffix(out)}({a}, {b})"
+  # A half float's neighbour: step its 16 bits (the value is exact in float).
+  load, store_bits, _ = _HALF[np.dtype(out).name]
+  ua, ub = ctx.tmp("uint16_t", f"{store_bits}({a})"), ctx.tmp("uint16_t", f"{store_bits}({b})")
+  step = (f"(uint16_t)({a} == 0 ? (({ub}) & 0x8000u) | 1u : "
+          f"(({a} < {b}) == ({a} > 0) ? {ua} + 1u : {ua} - 1u))")
+  stepped = ctx.tmp("float", f"{load}({step})")
+  if np.dtype(out).name == "bfloat16":   # as the NumPy impl: onto zero toward a zero gives b
+    stepped = f"({stepped} == 0 && {b} == 0 ? {b} : {stepped})"
+  return f"(({a} != {a} || {b} != {b}) ? NAN : {a} == {b} ? {b} : {stepped})"
+
+
 def _bitwise(op):
   def emit(ctx, args, ins, out, params):
     return f"(({ctype(out)})({args[0]} {op} {args[1]}))"
@@ -441,6 +456,9 @@ def _clamp(ctx, args, ins, out, params):
   # the second operand is returned.
   lo, x, hi = args
   ct = ctype(out)
+  if _kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
+    t = ctx.tmp(ct, f"(__real__ {lo} >= __real__ {x} ? {lo} : {x})")
+    return f"(__real__ {t} <= __real__ {hi} ? {t} : {hi})"
   if _kind(out) == "f":
     t = ctx.tmp(ct, f"({x} != {x} ? {x} : {lo} != {lo} ? {lo} : {x} > {lo} ? {x} : {lo})")
     return f"({t} != {t} ? {t} : {hi} != {hi} ? {hi} : {t} < {hi} ? {t} : {hi})"
@@ -580,7 +598,7 @@ OPS = {
     "min": (_number, _extremum("min")),
     "pow": (_pow_supports, _pow),
     "atan2": _math2("atan2"),
-    "nextafter": _math2("nextafter"),
+    "nextafter": (_floats, _nextafter),
     "and": _bitwise("&"), "or": _bitwise("|"), "xor": _bitwise("^"),
     "shift_left": (_ints, _shift_left),
     "shift_right_arithmetic": (_ints, _shift_right_arithmetic),
@@ -588,12 +606,13 @@ OPS = {
     "eq": _compare("=="), "ne": _compare("!="), "lt": _compare("<"),
     "le": _compare("<="), "gt": _compare(">"), "ge": _compare(">="),
     "select_n": (_any, _select_n),
-    "clamp": (_real, _clamp),
+    "clamp": (_any, _clamp),
     "convert_element_type": (_any, _convert),
     "stop_gradient": (_any, _identity),
     "bitcast_convert_type": (_bitcast_supports, _bitcast),
     "erf_inv": (_erf_inv_supports, _erf_inv),
     "copy": (_any, _identity),
+    "name": (_any, _identity),
     "real": (_complex_in, _real_part),
     "imag": (_complex_in, _imag_part),
     "conj": (_any, _conj),
@@ -605,16 +624,12 @@ OPS.update(special_c.OPS)
 # rounded by their emitter.
 _EXACT_ON_HALF = frozenset(("neg", "sign", "floor", "ceil", "round", "is_finite", "abs",
                             "max", "min", "rem", "select_n", "clamp", "convert_element_type",
-                            "stop_gradient", "copy", "bitcast_convert_type", "integer_pow",
+                            "stop_gradient", "copy", "name", "bitcast_convert_type", "integer_pow",
                             "eq", "ne", "lt", "le", "gt", "ge", "real", "imag"))
-# float32 arithmetic that would not be half-float arithmetic.
-_NOT_ON_HALF = frozenset(("nextafter",))
 
 
 def supported(name, ins, out, params):
   """Whether C computes primitive ``name`` on these dtypes."""
-  if name in _NOT_ON_HALF and any(is_half(d) for d in list(ins) + [out]):
-    return False
   return OPS[name][0](ins, out, params)
 
 
@@ -663,6 +678,25 @@ def _float_extremum(name, dtype):
                  combine, final)
 
 
+def _complex_extremum(name, dtype):
+  # XLA's fold, in loop order from the identity (+-inf + 0i), of a reduction
+  # that is one block of complex_extremum's order (fusion checks the sizes);
+  # one element is returned as it is.  No simd: the order decides NaNs.
+  ct, f, is_max = ctype(dtype), _fsuffix(dtype), name == "reduce_max"
+  part = ctype(np.finfo(dtype).dtype)
+  inf = "-INFINITY" if is_max else "INFINITY"
+  identity = f"__builtin_complex(({part}){inf}, ({part})0)"
+  pick = f"pj_c{'max' if is_max else 'min'}{f}"
+
+  def combine(names, v):
+    acc, count, first = names
+    return [f"{{ const {ct} x = {v}; {first} = {count} == 0 ? x : {first}; "
+            f"{count} += 1; {acc} = {pick}({acc}, x); }}"]
+
+  return Reducer([(ct, identity, None), ("int64_t", "0", None), (ct, identity, None)],
+                 combine, lambda names: f"({names[1]} == 1 ? {names[2]} : {names[0]})")
+
+
 def reducer(name, dtype):
   """The Reducer of reduction primitive ``name`` on ``dtype`` (None: no C)."""
   kind, ct = _kind(dtype), ctype(dtype)
@@ -676,6 +710,8 @@ def reducer(name, dtype):
     return Reducer([(acc, f"(({acc}){init})", None)],
                    lambda names, v: [fold.format(names[0], v)],
                    lambda names: f"(({ct}){names[0]})")
+  if kind == "c" and name in ("reduce_max", "reduce_min"):
+    return _complex_extremum(name, dtype)
   if kind == "c":
     return None
   if name in ("reduce_sum", "reduce_prod"):

@@ -26,12 +26,13 @@ import numpy as np
 from purejax._src.backends.cpu import (codegen_ops, common_subexpressions, expansion, native,
                                       product_layout)
 from purejax._src.jaxpr import DropVar, Jaxpr, Literal, Var
+from purejax._src.lax import complex_extremum
 
 INDEX_PRIMS = frozenset({"broadcast_in_dim", "reshape", "squeeze", "transpose", "slice",
                          "rev", "iota"})
 # Elementwise primitives cheap enough to recompute in each consumer rather
 # than store, when their operands are not computed in an open group.
-CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "stop_gradient", "add", "add_any",
+CHEAP_PRIMS = frozenset({"convert_element_type", "copy", "name", "stop_gradient", "add", "add_any",
                          "sub", "mul", "neg", "max", "min", "select_n", "clamp", "eq", "ne",
                          "lt", "le", "gt", "ge", "and", "or", "xor", "not", "abs", "square",
                          "sign", "floor", "ceil"})
@@ -217,6 +218,10 @@ def fusible(eqn):
   if name in ("argmax", "argmin"):
     return np.dtype(in_dtypes[0]).kind != "c"
   if name in REDUCTIONS:
+    if name in ("reduce_max", "reduce_min") and np.dtype(in_dtypes[0]).kind == "c":
+      # C folds in loop order: only a reduction XLA folds as one block.
+      shape = eqn.invars[0].aval.shape
+      return len(complex_extremum.blocks([shape[a] for a in eqn.params["axes"]])) == 1
     return codegen_ops.reducer(name, in_dtypes[0]) is not None
   return True
 
