@@ -137,7 +137,8 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   converted = _convert_impl(value, new_dtype=new_dtype, weak_type=weak_type)
   if converted is operand:   # a caller's NumPy array: never alias it, nor freeze it
     converted = converted.copy()
-  sharding = getattr(core.get_aval(operand), "explicit_sharding", None)   # keeps its type
+  # An array keeps its sharding type (a Python int's aval could overflow: none).
+  sharding = getattr(getattr(operand, "aval", None), "explicit_sharding", None)
   out = wrap_numpy(converted, core.ShapedArray(np.shape(value), new_dtype, weak_type, sharding))
   if (weak_type and type(operand) in (bool, int, float, complex)
       and core.python_scalar_aval(operand).dtype == new_dtype):
