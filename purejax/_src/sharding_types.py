@@ -167,18 +167,6 @@ def _squeeze(prim, avals, params, outs):
   return [[e for i, e in enumerate(spec_of(avals[0])) if i not in dropped]]
 
 
-def _slice_like(prim, avals, params, outs):
-  """A dimension keeps its split only when it is not cut."""
-  spec = spec_of(avals[0])
-  for i, (n, m) in enumerate(zip(avals[0].shape, outs[0].shape)):
-    if n != m and spec[i] is not None:
-      raise ShardingTypeError(
-          f"{prim.name} on sharded dims is not implemented yet: the operand "
-          f"{_short(avals[0])} is cut along dimension {i}.  Reshard it first "
-          "(jax.sharding.reshard(x, P(...)))")
-  return [list(spec)]
-
-
 def _reshape(prim, avals, params, outs):
   """Splits and merges of dimensions keep a split on the major dimension
   of each group (as JAX does); anything else must be resharded first."""
@@ -253,8 +241,6 @@ _RULES = {
     "broadcast_in_dim": _broadcast_in_dim,
     "squeeze": _squeeze,
     "reshape": _reshape,
-    "slice": _slice_like,
-    "dynamic_slice": _slice_like,
     "dot_general": _dot_general,
     "select_n": _select_n,
 }
@@ -266,6 +252,9 @@ def apply_rule(primitive, avals, params, out):
   if primitive.name in _FROM_JAXPR:
     return out
   forced = params.get("out_sharding", params.get("sharding"))
+  if isinstance(forced, PartitionSpec) and not primitive.multiple_results:
+    from purejax._src.out_sharding import canonical   # a spec on the current mesh
+    forced = canonical(forced, out.shape)
   if isinstance(forced, NamedSharding) and not primitive.multiple_results:
     from purejax._src.out_sharding import typed   # the type asked for, as given
     return typed(out, forced)
@@ -287,6 +276,8 @@ def apply_rule(primitive, avals, params, out):
 
 
 core.sharding_rule = apply_rule
+
+from purejax._src import sharding_rules_indexing  # noqa: E402,F401  (registers its rules)
 
 
 # ---------------------------------------------------------------------------
