@@ -282,6 +282,21 @@ with jax.set_mesh(mesh):
   show('ds odd', lambda: jax.jit(lambda a: jax.lax.dynamic_slice(a, (1, 0), (1, 4)))(a))
   print(a[:, jnp.array([0, 2])].sum(), a.at[:, 1].add(1.).sum(), jnp.arange(8, out_sharding=P('x')).sum())
 """,
+  "key_sharding": """
+k = jax.random.key(0)
+print(k.sharding, jax.typeof(k))
+print(jax.random.split(k).sharding)
+with jax.set_mesh(mesh):
+  k = jax.random.key(0)
+  print(k.sharding, jax.typeof(k))
+  ks = jax.random.split(k, 8)
+  print(ks.sharding, jax.typeof(ks))
+  print(jax.random.key_data(ks).sharding)
+  kp = jax.device_put(ks, P('x'))
+  print(kp.sharding, jax.typeof(kp))
+  print(jax.random.key_data(kp).sharding, jax.typeof(jax.random.key_data(kp)))
+  print(jax.random.wrap_key_data(jax.device_put(jnp.zeros((8,2), jnp.uint32), P('x'))).sharding)
+""",
 }
 
 
