@@ -295,7 +295,36 @@ with jax.set_mesh(mesh):
   kp = jax.device_put(ks, P('x'))
   print(kp.sharding, jax.typeof(kp))
   print(jax.random.key_data(kp).sharding, jax.typeof(jax.random.key_data(kp)))
+  print(jax.typeof(jax.vmap(lambda k: jax.random.normal(k, (3,)))(kp)))
   print(jax.random.wrap_key_data(jax.device_put(jnp.zeros((8,2), jnp.uint32), P('x'))).sharding)
+""",
+  "vmap": """
+with jax.set_mesh(mesh):
+  a = jax.device_put(jnp.ones((8, 4)), P('x'))
+  b = jax.device_put(jnp.ones((8, 4)), P(None, 'y'))
+  def f(r):
+    print('inside', jax.typeof(r))
+    return r * 2
+  show('vmap0', lambda: jax.vmap(f)(a))
+  show('vmap1', lambda: jax.vmap(f, in_axes=1)(a))
+  show('vmap out1', lambda: jax.vmap(f, out_axes=1)(a))
+  show('vmap b', lambda: jax.vmap(f)(b))
+  show('vmap b1', lambda: jax.vmap(f, in_axes=1)(b))
+  show('vmap sum', lambda: jax.vmap(lambda r: r.sum())(a))
+  show('vmap mixed', lambda: jax.vmap(lambda r, s: r + s)(a, jnp.ones((8, 4))))
+  show('vmap conflict', lambda: jax.vmap(lambda r, s: r + s)(a, jax.device_put(jnp.ones((8, 4)), P('y'))))
+  show('vmap unmapped', lambda: jax.vmap(lambda r, s: r + s, in_axes=(0, None))(a, jnp.ones(4)))
+  show('vmap dot', lambda: jax.vmap(lambda r: r @ jnp.ones((4, 4)))(a))
+  show('spmd', lambda: jax.vmap(f, spmd_axis_name='x')(jnp.ones((8, 4))))
+  show('spmd sharded', lambda: jax.vmap(f, spmd_axis_name='x')(a))
+  show('spmd b', lambda: jax.vmap(f, spmd_axis_name='x')(b))
+  show('spmd y', lambda: jax.vmap(f, spmd_axis_name='y')(a))
+  show('spmd tuple', lambda: jax.vmap(f, spmd_axis_name=('x', 'y'))(jnp.ones((8, 4))))
+  show('spmd jit', lambda: jax.jit(jax.vmap(f, spmd_axis_name='x'))(jnp.ones((8, 4))))
+  show('spmd indiv', lambda: jax.vmap(f, spmd_axis_name='x')(jnp.ones((3, 4))))
+  show('vmap jit', lambda: jax.jit(jax.vmap(f))(a))
+  show('vmap jit b', lambda: jax.vmap(jax.jit(f))(b))
+  print(jnp.allclose(jax.vmap(lambda r: r @ jnp.arange(16.).reshape(4, 4))(a), a @ jnp.arange(16.).reshape(4, 4)))
 """,
 }
 

@@ -64,6 +64,28 @@ def spec_of(aval):
   return tuple(sharding.spec) if sharding is not None else (None,) * len(aval.shape)
 
 
+def without_dim(aval, dim, shape):
+  """``aval`` (of shape ``shape``'s with ``dim`` inserted) without axis
+  ``dim``, its other splits kept (a value seen inside vmap)."""
+  sharding = getattr(aval, "explicit_sharding", None)
+  if sharding is None:
+    return aval.update(shape=shape)
+  entries = list(spec_of(aval))
+  del entries[dim]
+  return _with_spec(aval.update(shape=shape), sharding.mesh, entries)
+
+
+def with_dim(aval, dim, shape, entry=None, mesh=None):
+  """``aval`` with a new axis at ``dim`` (giving ``shape``), split by
+  ``entry`` (on ``mesh``, else ``aval``'s own mesh)."""
+  sharding = getattr(aval, "explicit_sharding", None)
+  if sharding is None and entry is None:
+    return aval.update(shape=shape)
+  entries = list(spec_of(aval))
+  entries.insert(dim, entry)
+  return _with_spec(aval.update(shape=shape), mesh or sharding.mesh, entries)
+
+
 def _with_spec(aval, mesh, entries):
   if mesh is None or all(e is None for e in entries):
     return aval.update(sharding=None)
@@ -146,6 +168,14 @@ def _concatenate(prim, avals, params, outs):
     shown = ", ".join(str(NamedSharding(mesh, PartitionSpec(*s))) for s in specs)
     raise ShardingTypeError(f"All operands should have the same sharding. Got shardings {shown}")
   return [list(specs[0])]
+
+
+def _leading_of_operand(prim, avals, params, outs):
+  """The operand's leading splits; the axes the primitive adds or drops at
+  the end (key data, random bits) unsplit."""
+  ndim = len(outs[0].shape)
+  entries = list(spec_of(avals[0]))[:ndim]
+  return [entries + [None] * (ndim - len(entries))] * len(outs)
 
 
 def _transpose(prim, avals, params, outs):
@@ -236,6 +266,10 @@ _RULES = {
     **{name: _same_as_operand for name in ("copy", "rev", "cumsum", "cumprod", "cummax",
                                             "cummin", "cumlogsumexp", "sort")},
     "transpose": _transpose,
+    "threefry2x32": _elementwise,
+    **{name: _leading_of_operand for name in ("random_seed", "random_split", "random_fold_in",
+                                               "random_bits", "random_wrap", "random_unwrap",
+                                               "bitcast_convert_type")},
     "concatenate": _concatenate,
     "pad": _same_as_operand,   # padding keeps the operand's splits (JAX's rule)
     "broadcast_in_dim": _broadcast_in_dim,
