@@ -326,6 +326,21 @@ with jax.set_mesh(mesh):
   show('vmap jit b', lambda: jax.vmap(jax.jit(f))(b))
   print(jnp.allclose(jax.vmap(lambda r: r @ jnp.arange(16.).reshape(4, 4))(a), a @ jnp.arange(16.).reshape(4, 4)))
 """,
+  "shard_map_explicit_inputs": """
+jax.set_mesh(mesh)
+def t(name, x, spec):
+  try:
+    print(name, jax.typeof(jax.shard_map(lambda b: b * 2, in_specs=spec, out_specs=spec)(x)))
+  except ValueError as e:
+    print(name, 'ValueError', str(e).split('. `in_specs`')[0])
+t('unsharded', jnp.arange(8.), P('x'))
+t('more', jax.device_put(jnp.ones((8, 4)), P('x', 'y')), P('x'))
+t('same', jax.device_put(jnp.ones((8, 4)), P('x')), P('x'))
+t('none', jax.device_put(jnp.ones((8, 4)), P('x')), P())
+t('replicated', jnp.ones((8, 4)), P())
+t('replicated none', jnp.ones((8, 4)), P(None, None))
+t('mesh x', jnp.ones((8, 4)), P(('x', 'y')))
+""",
 }
 
 
