@@ -51,24 +51,29 @@ def clear_caches():
 
 class _KeyAval:
   """The abstract value of an array of typed PRNG keys."""
-  __slots__ = ("shape", "dtype")
+  __slots__ = ("shape", "dtype", "explicit_sharding")
   weak_type = False
-  explicit_sharding = None
 
-  def __init__(self, shape, dtype):
-    self.shape, self.dtype = shape, dtype
+  def __init__(self, shape, dtype, explicit_sharding=None):
+    self.shape, self.dtype, self.explicit_sharding = shape, dtype, explicit_sharding
 
   ndim = property(lambda self: len(self.shape))
   sharding = core.ShapedArray.sharding
 
   def str_short(self, short_dtypes=False, mark_weak=False):
+    if self.explicit_sharding is not None:
+      from purejax._src.sharding_types import shape_with_spec
+      return f"{self.dtype}{shape_with_spec(self.shape, self.explicit_sharding.spec)}"
     return f"{self.dtype}[{','.join(map(str, self.shape))}]"
 
+  def _key(self):
+    return (self.shape, self.dtype, self.explicit_sharding)
+
   def __eq__(self, other):
-    return type(other) is _KeyAval and (self.shape, self.dtype) == (other.shape, other.dtype)
+    return type(other) is _KeyAval and self._key() == other._key()
 
   def __hash__(self):
-    return hash((self.shape, self.dtype))
+    return hash(self._key())
 
   def __repr__(self):
     return f"ShapedArray({self.str_short()})"
@@ -81,7 +86,7 @@ def typeof(x):
   ``str`` as ``float32[3]`` (weak types marked ``~``)."""
   from purejax._src.random.keys import PRNGKeyArray
   if isinstance(x, PRNGKeyArray):
-    return _KeyAval(x.shape, x.dtype)
+    return _KeyAval(x.shape, x.dtype, x.aval.explicit_sharding)
   try:
     return core.get_aval(x)
   except TypeError:

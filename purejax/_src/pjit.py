@@ -497,12 +497,13 @@ pjit_p.dce = _pjit_dce
 _batched_jaxprs = weakref.WeakKeyDictionary()
 
 
-def batch_jaxpr(closed, trace, in_dims):
-  """A jaxpr computing ``closed`` on batched inputs (batch axes ``in_dims``),
+def batch_jaxpr(closed, trace, in_dims, batch_splits=None):
+  """A jaxpr computing ``closed`` on batched inputs (batch axes ``in_dims``,
+  split per ``batch_splits``: (mesh, entry) per input, explicit sharding),
   its constants, and the batch axes of its outputs."""
   from purejax._src.interpreters.batching import eval_jaxpr_batched
   per_jaxpr = _batched_jaxprs.setdefault(closed, {})
-  key = (tuple(in_dims), trace.axis_size, trace.axis_name)
+  key = (tuple(in_dims), trace.axis_size, trace.axis_name, batch_splits)
   if key not in per_jaxpr:
     out_dims = []
 
@@ -511,23 +512,39 @@ def batch_jaxpr(closed, trace, in_dims):
       out_dims[:] = [d for _, d in pairs]
       return [v for v, _ in pairs]
 
-    avals = [a if d is None else _with_batch_axis(a, d, trace.axis_size)
-             for a, d in zip(closed.in_avals, in_dims)]
+    splits = batch_splits or [(None, None)] * len(in_dims)
+    avals = [a if d is None else _with_batch_axis(a, d, trace.axis_size, *split)
+             for a, d, split in zip(closed.in_avals, in_dims, splits)]
     traced, consts = trace_closed(fun, avals)
     _inherit_hoisted(traced, len(consts), closed)
     per_jaxpr[key] = (traced, consts, list(out_dims))
   return per_jaxpr[key]
 
 
-def _with_batch_axis(aval, dim, size):
+def _with_batch_axis(aval, dim, size, mesh=None, entry=None):
+  from purejax._src.sharding_types import with_dim
   shape = list(aval.shape)
   shape.insert(dim, size)
-  return aval.update(shape=tuple(shape))
+  return with_dim(aval, dim, tuple(shape), entry, mesh)
+
+
+def batch_splits(vals, dims):
+  """Per batched value, the mesh and split of its batch axis (explicit
+  sharding), or None when there are none."""
+  splits = []
+  for v, d in zip(vals, dims):
+    sharding = getattr(core.get_aval(v), "explicit_sharding", None)
+    if sharding is None or d is None:
+      splits.append((None, None))
+    else:
+      splits.append((sharding.mesh, tuple(sharding.spec)[d]))
+  return tuple(splits) if any(e is not None for _, e in splits) else None
 
 
 def call_batch(primitive):
   def rule(trace, vals, dims, **params):
-    batched, consts, out_dims = batch_jaxpr(params["jaxpr"], trace, dims)
+    batched, consts, out_dims = batch_jaxpr(params["jaxpr"], trace, dims,
+                                            batch_splits(vals, dims))
     outs = primitive.bind(*consts, *vals, **dict(params, jaxpr=batched))
     return outs, out_dims
   rule.needs_trace = True

@@ -561,6 +561,34 @@ def _check_inputs(f, args, leaves, specs, mesh):
             f"adapting '{_fun_name(f)}' appropriately.")
 
 
+def _placed(out, sharding):
+  """A fresh output laid out (and, on Explicit axes, typed) per its out_spec."""
+  from purejax._src.sharding_types import put_aval
+  out.aval = put_aval(out.aval, sharding)
+  return with_sharding(out, sharding)
+
+
+def _check_explicit_inputs(leaves, specs, mesh):
+  """On Explicit mesh axes an input's type already says how it is split:
+  ``in_specs`` must say the same (JAX's ValueError)."""
+  from purejax._src.mesh import AxisType
+  from purejax._src.sharding_types import spec_of, _only
+  explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types) if t == AxisType.Explicit}
+  if not explicit:
+    return
+  for leaf, spec in zip(leaves, specs):
+    aval = core.get_aval(leaf)
+    wanted = tuple(spec) + (None,) * (aval.ndim - len(spec))
+    have = spec_of(aval)
+    if tuple(_only(e, explicit) for e in wanted) != tuple(have):
+      raise ValueError(
+          f"in_specs passed to shard_map: {P(*wanted)} does not match the specs of the "
+          f"input: {P(*have)} for arg: {aval.str_short()}. `in_specs` is an optional "
+          "argument so you can omit specifying it and shard_map will infer the in_specs "
+          "from the arguments. If you want to reshard your inputs, you can use "
+          "`jax.reshard` on the arguments and then pass those args to shard_map.")
+
+
 def _check_outputs(f, out, out_leaves, specs):
   paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(out)[0]]
   for leaf_aval, spec, path in zip(out_leaves, specs, paths):
@@ -631,6 +659,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
       specs = _flat_specs(in_specs, args, "in_specs")
     _check_names(specs, manual, "in_specs")
     _check_inputs(f, args, leaves, specs, the_mesh)
+    if in_specs is not Infer:
+      _check_explicit_inputs(leaves, specs, the_mesh)
     sizes = the_mesh.shape
     block_avals = [core.get_aval(x).update(shape=_block_shape(core.get_aval(x).shape, s, sizes))
                    for x, s in zip(leaves, specs)]
@@ -666,7 +696,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
       outs = emulate(*consts, *leaves, **params)
     else:
       outs = shard_map_p.bind(*consts, *leaves, **params)
-      outs = [with_sharding(o, NamedSharding(the_mesh, s)) if type(o) is Array else o
+      outs = [_placed(o, NamedSharding(the_mesh, s)) if type(o) is Array else o
               for o, s in zip(outs, out_flat_specs)]
     return tree_util.tree_unflatten(out_tree, outs)
 

@@ -84,6 +84,9 @@ def put(x, target):
   """Concrete ``x`` as an Array laid out by ``target`` (a Device, a
   Sharding or None).  The value is shared, never copied."""
   from purejax._src.devices import _put_concrete
+  from purejax._src.random.keys import PRNGKeyArray
+  if isinstance(x, PRNGKeyArray):   # the key data, its key axes whole
+    return PRNGKeyArray(x._impl, put(x._base, _with_trailing_axes(target, x._nkey, x.shape)))
   x = _put_concrete(x)
   if target is None:
     return x
@@ -96,6 +99,18 @@ def put(x, target):
   out._v = x._v   # may still be pending: shared as it is
   out.aval = put_aval(x.aval, sharding)
   return with_sharding(out, sharding)
+
+
+def _with_trailing_axes(target, n, shape):
+  """``target`` for an array with ``n`` more (unsplit) trailing axes."""
+  spec = getattr(target, "spec", None)
+  if spec is None:
+    return target
+  from purejax._src.mesh import NamedSharding, PartitionSpec
+  check_shape(target, shape, "device_put")
+  entries = tuple(spec) + (None,) * (len(shape) - len(spec) + n)
+  return NamedSharding(target.mesh, PartitionSpec(*entries, unreduced=spec.unreduced,
+                                                  reduced=spec.reduced))
 
 
 def check_shape(sharding, shape, api):

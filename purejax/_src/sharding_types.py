@@ -64,6 +64,28 @@ def spec_of(aval):
   return tuple(sharding.spec) if sharding is not None else (None,) * len(aval.shape)
 
 
+def without_dim(aval, dim, shape):
+  """``aval`` (of shape ``shape``'s with ``dim`` inserted) without axis
+  ``dim``, its other splits kept (a value seen inside vmap)."""
+  sharding = getattr(aval, "explicit_sharding", None)
+  if sharding is None:
+    return aval.update(shape=shape)
+  entries = list(spec_of(aval))
+  del entries[dim]
+  return _with_spec(aval.update(shape=shape), sharding.mesh, entries)
+
+
+def with_dim(aval, dim, shape, entry=None, mesh=None):
+  """``aval`` with a new axis at ``dim`` (giving ``shape``), split by
+  ``entry`` (on ``mesh``, else ``aval``'s own mesh)."""
+  sharding = getattr(aval, "explicit_sharding", None)
+  if sharding is None and entry is None:
+    return aval.update(shape=shape)
+  entries = list(spec_of(aval))
+  entries.insert(dim, entry)
+  return _with_spec(aval.update(shape=shape), mesh or sharding.mesh, entries)
+
+
 def _with_spec(aval, mesh, entries):
   if mesh is None or all(e is None for e in entries):
     return aval.update(sharding=None)
@@ -148,6 +170,14 @@ def _concatenate(prim, avals, params, outs):
   return [list(specs[0])]
 
 
+def _leading_of_operand(prim, avals, params, outs):
+  """The operand's leading splits; the axes the primitive adds or drops at
+  the end (key data, random bits) unsplit."""
+  ndim = len(outs[0].shape)
+  entries = list(spec_of(avals[0]))[:ndim]
+  return [entries + [None] * (ndim - len(entries))] * len(outs)
+
+
 def _transpose(prim, avals, params, outs):
   spec = spec_of(avals[0])
   return [[spec[i] for i in params["permutation"]]]
@@ -165,18 +195,6 @@ def _broadcast_in_dim(prim, avals, params, outs):
 def _squeeze(prim, avals, params, outs):
   dropped = {d % len(avals[0].shape) for d in params["dimensions"]}
   return [[e for i, e in enumerate(spec_of(avals[0])) if i not in dropped]]
-
-
-def _slice_like(prim, avals, params, outs):
-  """A dimension keeps its split only when it is not cut."""
-  spec = spec_of(avals[0])
-  for i, (n, m) in enumerate(zip(avals[0].shape, outs[0].shape)):
-    if n != m and spec[i] is not None:
-      raise ShardingTypeError(
-          f"{prim.name} on sharded dims is not implemented yet: the operand "
-          f"{_short(avals[0])} is cut along dimension {i}.  Reshard it first "
-          "(jax.sharding.reshard(x, P(...)))")
-  return [list(spec)]
 
 
 def _reshape(prim, avals, params, outs):
@@ -248,13 +266,15 @@ _RULES = {
     **{name: _same_as_operand for name in ("copy", "rev", "cumsum", "cumprod", "cummax",
                                             "cummin", "cumlogsumexp", "sort")},
     "transpose": _transpose,
+    "threefry2x32": _elementwise,
+    **{name: _leading_of_operand for name in ("random_seed", "random_split", "random_fold_in",
+                                               "random_bits", "random_wrap", "random_unwrap",
+                                               "bitcast_convert_type")},
     "concatenate": _concatenate,
     "pad": _same_as_operand,   # padding keeps the operand's splits (JAX's rule)
     "broadcast_in_dim": _broadcast_in_dim,
     "squeeze": _squeeze,
     "reshape": _reshape,
-    "slice": _slice_like,
-    "dynamic_slice": _slice_like,
     "dot_general": _dot_general,
     "select_n": _select_n,
 }
@@ -266,6 +286,9 @@ def apply_rule(primitive, avals, params, out):
   if primitive.name in _FROM_JAXPR:
     return out
   forced = params.get("out_sharding", params.get("sharding"))
+  if isinstance(forced, PartitionSpec) and not primitive.multiple_results:
+    from purejax._src.out_sharding import canonical   # a spec on the current mesh
+    forced = canonical(forced, out.shape)
   if isinstance(forced, NamedSharding) and not primitive.multiple_results:
     from purejax._src.out_sharding import typed   # the type asked for, as given
     return typed(out, forced)
@@ -287,6 +310,8 @@ def apply_rule(primitive, avals, params, out):
 
 
 core.sharding_rule = apply_rule
+
+from purejax._src import sharding_rules_indexing  # noqa: E402,F401  (registers its rules)
 
 
 # ---------------------------------------------------------------------------

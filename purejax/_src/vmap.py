@@ -158,6 +158,33 @@ def _check_outputs(leaves):
                       "a valid JAX type")
 
 
+def _check_batch_splits(leaves, axes, spmd_axis_name):
+  """Explicit sharding: the mapped axes of all inputs must be split alike
+  (JAX's ValueError), and not over other axes than ``spmd_axis_name``."""
+  entries, typed = [], False
+  for x, a in zip(leaves, axes):
+    if a is None:
+      continue
+    sharding = getattr(core.get_aval(x), "explicit_sharding", None)
+    typed = typed or sharding is not None
+    entries.append(None if sharding is None else tuple(sharding.spec)[a])
+  if not typed:
+    return
+  for e in entries[1:]:
+    if e != entries[0]:
+      raise ValueError("Mapped away dimension of inputs passed to vmap should be sharded "
+                       f"the same. Got inconsistent axis specs: {entries[0]} vs {e}")
+  entry = entries[0]
+  if spmd_axis_name is not None and entry is not None:
+    spmd = (spmd_axis_name,) if isinstance(spmd_axis_name, str) else tuple(spmd_axis_name)
+    names = (entry,) if isinstance(entry, str) else tuple(entry)
+    if spmd != names:
+      raise ValueError(
+          "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is "
+          f"allowed. Got spmd_axis_name={spmd} and arrays sharded on "
+          f"explicit_mesh_axis={names}")
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
   """Vectorizes ``fun`` along the axes ``in_axes`` of its arguments."""
   if not callable(fun):
@@ -176,6 +203,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     user_axes = axes
     axes = [_normalize_axis(x, a) for x, a in zip(leaves, axes)]
     size = _axis_size(fun, args, kwargs, leaves, axes, user_axes, axis_size)
+    _check_batch_splits(leaves, axes, spmd_axis_name)
     trace = BatchTrace(core.current_trace(), size, axis_name, spmd_axis_name)
     tracers = [BatchTracer(trace, x, a) if a is not None else x for x, a in zip(leaves, axes)]
     try:

@@ -30,7 +30,10 @@ class BatchTracer(core.Tracer):
       return aval
     shape = list(aval.shape)
     del shape[self.batch_dim]
-    return aval.update(shape=tuple(shape))
+    if getattr(aval, "explicit_sharding", None) is None:
+      return aval.update(shape=tuple(shape))
+    from purejax._src.sharding_types import without_dim
+    return without_dim(aval, self.batch_dim, tuple(shape))
 
   def __repr__(self):
     return (f"VmapTracer(aval={self.aval.str_short()}, "

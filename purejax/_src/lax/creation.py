@@ -37,8 +37,9 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
     raise ValueError("dtype must be specified.")
   dtype = dtypes.canonicalize_user_dtype(dtype, "broadcasted_iota")
   shape = utils.canonicalize_shape(shape)
+  from purejax._src.out_sharding import canonical
   return utils.bind(iota_p, dtype=dtype, shape=shape, dimension=int(dimension),
-                    sharding=out_sharding)
+                    sharding=canonical(out_sharding, shape))
 
 
 def iota(dtype, size):

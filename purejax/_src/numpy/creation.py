@@ -275,7 +275,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
   if stop is None and step is None:
     stop_value = _concrete_scalar(start, "stop")
     dt = requested if requested is not None else dtypes.result_type(start)
-    return lax.iota(dt, max(0, math.ceil(stop_value)))
+    return lax.broadcasted_iota(dt, (max(0, math.ceil(stop_value)),), 0,
+                                out_sharding=out_sharding)
   util.check_arraylike("arange", *(x for x in (stop, step) if x is not None))
   start_value = _concrete_scalar(start, "start")
   stop_value = _concrete_scalar(stop, "stop") if stop is not None else None
@@ -288,7 +289,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
   if delta == 0:
     raise ZeroDivisionError("division by zero")
   size = max(0, math.ceil((stop_value - start_value) / delta))
-  out = lax.iota(dt, size)
+  out = lax.broadcasted_iota(dt, (size,), 0, out_sharding=out_sharding)
   if step_value is not None:
     out = lax.mul(lax.convert_element_type(step_value, dt), out)
   return lax.add(lax.convert_element_type(start_value, dt), out)

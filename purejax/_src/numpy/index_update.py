@@ -158,12 +158,17 @@ def scatter_update(x, idx, y, scatter_op, *, indices_are_sorted=False,
     y = creation.asarray(y)   # lists too, as in JAX
   shape = util.shape(x)
   entries = indexing.expand_bool_indices(indexing.parse(idx, shape), shape)
-  g = indexing.to_gather(shape, entries, normalize_indices)
+  x_sharding = aval.explicit_sharding
+  g = indexing.to_gather(shape, entries, normalize_indices,
+                         x_sharding.spec if x_sharding is not None else None)
   _check_cast(y, aval.dtype)
   if 0 in g.slice_shape:
     return x
   x, y = util.promote_dtypes(x, y)
-  y = util.broadcast_to(y, g.slice_shape)
+  if x_sharding is not None or util.aval_of(y).explicit_sharding is not None:
+    y = util.broadcast_to(y, g.slice_shape, out_spec=g.slice_spec)
+  else:
+    y = util.broadcast_to(y, g.slice_shape)
   if g.newaxis_dims:
     y = lax.squeeze(y, g.newaxis_dims)
   if g.reversed_y_dims:

@@ -377,6 +377,7 @@ class GatherIndexer(NamedTuple):
   reversed_y_dims: tuple    # result axes of negative-step slices
   newaxis_dims: tuple       # result axes made by None
   scalar_bool_dims: tuple   # operand axes inserted for scalar booleans
+  slice_spec: tuple = ()    # x[idx]'s spec entries, from the operand's ``spec``
 
 
 def _normalized(e, size):
@@ -414,9 +415,14 @@ def _scalar_bools_as_axes(entries, shape):
   return out, tuple(new_shape), tuple(dims)
 
 
-def to_gather(shape, entries, normalize=True):
+def to_gather(shape, entries, normalize=True, spec=None):
   """The gather computing x[idx] for ``entries`` without masks (see
-  expand_bool_indices); follows JAX's construction step for step."""
+  expand_bool_indices); follows JAX's construction step for step.
+  ``spec``: the operand's spec entries (explicit sharding), followed into
+  ``slice_spec``: sliced axes keep theirs, new and indexed axes take the
+  index arrays'."""
+  spec = tuple(spec) if spec is not None else (None,) * len(shape)
+  slice_spec = []
   entries = [Entry(static_slice(e.index, n), SLICE, e.axes) if e.kind == SLICE else e
              for n, e in enumerate(entries)]
   entries = [Entry(_sequence_to_array(e.index), ARRAY, e.axes)
@@ -447,6 +453,7 @@ def to_gather(shape, entries, normalize=True):
       index_map += [axis for _, _, axis in advanced]
       collapsed += [axis for _, _, axis in advanced]
       slice_shape += bshape
+      slice_spec += _broadcast_spec(arrays)
       y_axis += len(bshape)
       collapsed_y_axis += len(bshape)
     if n in advanced_positions:
@@ -462,6 +469,7 @@ def to_gather(shape, entries, normalize=True):
       index_map.append(axis)
     elif e.kind == NONE:
       slice_shape.append(1)
+      slice_spec.append(None)
       newaxis_dims.append(y_axis)
       y_axis += 1
     else:
@@ -469,6 +477,7 @@ def to_gather(shape, entries, normalize=True):
       start, stop, step = e.index.indices(shape[axis])
       size = len(range(start, stop, step))
       slice_shape.append(size)
+      slice_spec.append(spec[axis] if axis < len(spec) else None)
       if step == 1:
         if size != shape[axis]:
           pieces.append((lax.convert_element_type(start, dt), len(indices_shape)))
@@ -494,7 +503,15 @@ def to_gather(shape, entries, normalize=True):
                                  start_index_map=tuple(index_map))
   return GatherIndexer(tuple(slice_shape), tuple(slice_sizes), _stack_indices(pieces,
                        indices_shape, dt), dnums, not advanced, not advanced,
-                       tuple(reversed_dims), tuple(newaxis_dims), scalar_bool_dims)
+                       tuple(reversed_dims), tuple(newaxis_dims), scalar_bool_dims,
+                       tuple(slice_spec))
+
+
+def _broadcast_spec(arrays):
+  """Per axis of the broadcast index arrays, the split one of them has."""
+  from purejax._src.sharding_types import spec_of
+  specs = [spec_of(util.aval_of(a)) for a in arrays]
+  return [next((e for e in entries if e is not None), None) for entries in zip(*specs)]
 
 
 def _stack_indices(pieces, indices_shape, dt):

@@ -13,6 +13,8 @@ from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src import errors
+from purejax._src import sharding_types
+from purejax._src.mesh import NamedSharding, PartitionSpec
 from purejax._src.config import config
 
 
@@ -231,24 +233,41 @@ def promote_args_numeric(fun_name, *args):
   return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
 
 
-def broadcast_to(x, target):
-  """``x`` broadcast (NumPy rules) to the shape ``target``."""
+def broadcast_to(x, target, out_spec=None):
+  """``x`` broadcast (NumPy rules) to the shape ``target``; with
+  ``out_spec`` (explicit sharding's spec entries, on the current mesh)
+  typed so, where ``x``'s own splits agree with it."""
   x = asarray(x)
   x_shape = shape(x)
   target = tuple(target)
-  if x_shape == target:
+  aval = aval_of(x)
+  x_spec = sharding_types.spec_of(aval)
+  out_spec = None if out_spec is None else tuple(out_spec)
+  if x_shape == target and (out_spec is None or x_spec == out_spec):
     return x
   missing = len(target) - len(x_shape)
   if missing < 0:
     raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={x_shape} "
                      f"shape={target}")
-  if not all(d == 1 or d == t for d, t in zip(x_shape, target[missing:])):
-    aval = aval_of(x)
+  if not all(d == 1 or d == t for d, t in zip(x_shape, target[missing:])) or (
+      out_spec is not None and any(e not in (None, o)
+                                   for e, o in zip(x_spec, out_spec[missing:]))):
     requested = core.ShapedArray(target, aval.dtype)
+    if out_spec is not None:
+      requested = sharding_types._with_spec(requested, _current_abstract_mesh(), out_spec)
     raise ValueError(f"Incompatible types for broadcasting: input type={aval.str_short()} "
                      f"and requested type={requested.str_short()}")
   # broadcast_in_dim grows size-1 operand axes itself.
-  return lax.broadcast_in_dim(x, target, tuple(range(missing, len(target))))
+  sharding = None
+  if out_spec is not None:
+    sharding = NamedSharding(_current_abstract_mesh(), PartitionSpec(*out_spec))
+  return lax.broadcast_in_dim(x, target, tuple(range(missing, len(target))),
+                              out_sharding=sharding)
+
+
+def _current_abstract_mesh():
+  from purejax._src.mesh_context import get_abstract_mesh
+  return get_abstract_mesh()
 
 
 def broadcast_arrays(*args):

@@ -354,7 +354,7 @@ def wrap_outputs(outs, out_avals):
 def apply_eager(prim, args, params):
   """``prim`` applied to concrete operands, some of them key arrays."""
   avals = [core.get_aval(x) for x in args]
-  out_avals = prim.abstract_eval(*avals, **params)
+  out_avals = prim.typed_abstract_eval(avals, params)
   rule = _rule_for(prim)
   if rule is None:
     raise NotImplementedError(f"purejax: {prim.name} is not supported on PRNG key arrays")
@@ -362,5 +362,17 @@ def apply_eager(prim, args, params):
     outs = rule(avals, out_avals if prim.multiple_results else [out_avals],
                 *[_data(x) for x in args], **params)
   if prim.multiple_results:
-    return wrap_outputs(outs, out_avals)
-  return wrap_outputs([outs], [out_avals])[0]
+    return wrap_outputs([_typed(o, a) for o, a in zip(outs, out_avals)], out_avals)
+  return wrap_outputs([_typed(outs, out_avals)], [out_avals])[0]
+
+
+def _typed(out, aval):
+  """A physical output given the sharding type its key-typed op has."""
+  from purejax._src.array import Array, _new
+  sharding = getattr(aval, "explicit_sharding", None)
+  if type(out) is not Array or sharding is None or out.aval.explicit_sharding == sharding:
+    return out
+  typed = _new(Array)
+  typed._v = out._v
+  typed.aval = out.aval.update(sharding=sharding)
+  return typed

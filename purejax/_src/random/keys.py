@@ -104,7 +104,28 @@ class PRNGKeyArray(core.ArrayBase):
 
   shape = property(lambda self: tuple(self._base.shape[:self._base.ndim - self._nkey]))
   dtype = property(lambda self: KeyTy(self._impl))
-  aval = property(lambda self: core.ShapedArray(self.shape, KeyTy(self._impl)))
+  @property
+  def aval(self):
+    aval = core.ShapedArray(self.shape, KeyTy(self._impl))
+    sharding = getattr(self._base.aval, "explicit_sharding", None)
+    if sharding is None:
+      return aval
+    return aval.update(sharding=_without_key_dims(sharding, self.ndim))
+
+  @property
+  def sharding(self):
+    """The key data's sharding over the key array's own axes."""
+    sharding = self._base.sharding
+    if not hasattr(sharding, "spec"):
+      return sharding
+    return _without_key_dims(sharding, self.ndim)
+
+  committed = property(lambda self: self._base.committed)
+  device = property(lambda self: self._base.device)
+
+  def devices(self):
+    return self._base.devices()
+
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
   itemsize = property(lambda self: self.dtype.itemsize)
@@ -177,6 +198,18 @@ class PRNGKeyArray(core.ArrayBase):
             f"{np.asarray(self._base._value)}")
 
   __str__ = __repr__
+
+
+def _without_key_dims(sharding, ndim):
+  """``sharding`` (of the key data) with the trailing key-data axes dropped
+  (JAX spells a replicated scalar key's spec ``P()``)."""
+  from purejax._src.mesh import NamedSharding, PartitionSpec
+  spec = sharding.spec
+  entries = tuple(spec)[:ndim]
+  if len(spec):
+    entries += (None,) * (ndim - len(entries))
+  return NamedSharding(sharding.mesh, PartitionSpec(*entries, unreduced=spec.unreduced,
+                                                    reduced=spec.reduced))
 
 
 def _keys_equal(a, b):
