@@ -1,7 +1,7 @@
 """purejax.scipy: SciPy's API on purejax arrays (``import purejax.scipy as jsp``).
 
-Submodules load on first use (``jsp.special``, ``jsp.linalg``, ``jsp.fft``, ...), as in JAX.  Everything is built from ``purejax.lax``, so it
-works under ``jit``, ``grad`` and ``vmap``.
+Submodules load on first use (``jsp.special``, ``jsp.linalg``, ``jsp.fft``, ...), as in
+JAX.  Everything is built from ``purejax.lax``, so it works under ``jit``, ``grad`` and ``vmap``.
 """
 import importlib
 

@@ -98,8 +98,9 @@ def _euler_from_quat(q, axes, intrinsic):
   if not symmetric:
     last = last * sign
     middle = middle - np.pi / 2
-  angles = jnp.stack([first, middle, last], axis=-1)
-  angles = (angles + np.pi) % (2 * np.pi) - np.pi
+  # The middle angle is already in range ([0, pi], or [-pi/2, pi/2]).
+  wrap = lambda a: (a + np.pi) % (2 * np.pi) - np.pi
+  angles = jnp.stack([wrap(first), middle, wrap(last)], axis=-1)
   return angles[..., ::-1] if intrinsic else angles
 
 
