@@ -14,7 +14,7 @@ from purejax._src.random.distributions import (
     logistic, lognormal, maxwell, multivariate_normal, orthogonal, pareto, rademacher,
     rayleigh, triangular, truncated_normal, weibull_min)
 from purejax._src.random.sampling import categorical, choice, permutation, shuffle
-from purejax._src.random.gamma import gamma, loggamma
+from purejax._src.random.gamma import gamma, loggamma, random_gamma_p
 from purejax._src.random.gamma_derived import (
     beta, chisquare, dirichlet, f, generalized_normal, t, wald)
 from purejax._src.random.poisson import binomial, multinomial, poisson

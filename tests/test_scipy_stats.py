@@ -240,6 +240,10 @@ def test_function_lists_match_jax():
   import inspect
   import jax.scipy.stats as jst
   for name in pst.__all__:
+    if not inspect.ismodule(getattr(pst, name)):   # gaussian_kde, mode, rankdata, sem
+      assert (list(inspect.signature(getattr(pst, name)).parameters) ==
+              list(inspect.signature(getattr(jst, name)).parameters)), name
+      continue
     theirs = {n for n in dir(getattr(jst, name)) if not n.startswith("_")
               and callable(getattr(getattr(jst, name), n))}
     ours = set(getattr(pst, name).__all__)

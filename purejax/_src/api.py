@@ -232,8 +232,17 @@ class _Traced:
   def executable(self):
     backend = config.backend_key()   # the backend flags may change between calls
     if self._executable is None or self._executable[0] != backend:
+      _check_no_tokens(self.jaxpr)
       self._executable = (backend, executable_for(self.jaxpr))
     return self._executable[1]
+
+
+def _check_no_tokens(closed_jaxpr):
+  avals = list(closed_jaxpr.in_avals) + list(closed_jaxpr.out_avals)
+  if any(getattr(a, "is_token", False) for a in avals):
+    raise NotImplementedError(
+        "purejax: tokens (lax.create_token, lax.after_all) cannot be arguments or "
+        "results of a jitted function; use them inside it, or outside jit")
 
 
 def _trace_call(fun, sig_split, args, kwargs, in_avals, traced_for="jit"):

@@ -304,9 +304,16 @@ def wrap_pending(pending, aval):
   return out
 
 
+def _token_value():
+  from purejax._src.lax.tokens import Token
+  return Token()
+
+
 def wrap_numpy(value, aval):
   """An Array of the NumPy value ``value``, converted to ``aval``'s dtype."""
   if type(value) is not np.ndarray or value.dtype != aval.dtype:
+    if type(aval) is not core.ShapedArray and getattr(aval, "is_token", False):
+      return _token_value()   # lax.create_token's tokens stay tokens
     value = np.asarray(value, dtype=aval.dtype)
   value.setflags(write=False)   # cheaper than reading .flags first (hot path)
   out = _new(Array)

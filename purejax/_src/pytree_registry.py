@@ -16,6 +16,7 @@ The public functions built on this (``tree_flatten``, ``tree_map``,
 ``register_pytree_node``, ...) are in ``tree_util``.
 """
 import collections
+import functools
 import itertools
 
 from purejax._src.tree_keys import (
@@ -119,9 +120,11 @@ _NONE_SPEC = (_NONE_KIND, None, ())
 
 def _make_namedtuple_kind(cls):
   fields = cls._fields
+  # tuple(x), not x: a namedtuple may override __len__ or __getitem__ (as
+  # scipy.spatial.transform.Rotation does) without changing its fields.
   return _Kind(
-      cls, _NAMEDTUPLE, lambda x: (x, None),
-      lambda x: ([GetAttrKey(f) for f in fields], x, None),
+      cls, _NAMEDTUPLE, lambda x: (tuple(x), None),
+      lambda x: ([GetAttrKey(f) for f in fields], tuple(x), None),
       lambda aux, kids: cls(*kids), lambda aux: cls)
 
 
@@ -231,8 +234,16 @@ def _kind_for_type(t):
   kind = _KINDS.get(t)
   if kind is None and issubclass(t, tuple) and hasattr(t, "_fields"):
     kind = _KINDS[t] = _make_namedtuple_kind(t)
-    _FLAT[t] = _sequence_flattener(kind)  # its children are its items
+    flat = _sequence_flattener(kind)  # its children are its items
+    if t.__len__ is not tuple.__len__:
+      # The class redefines len() (scipy.spatial.transform.Rotation does): count its fields.
+      flat = functools.partial(_flat_as_tuple, flat)
+    _FLAT[t] = flat
   return kind
+
+
+def _flat_as_tuple(flat, x, leaves):
+  return flat(tuple(x), leaves)
 
 
 def _add_kind(kind, duplicate_message="custom PyTreeDef"):
@@ -504,9 +515,9 @@ def _match_children(kind, aux, n, x):
   if flavor is _NAMEDTUPLE:
     if not (isinstance(x, tuple) and hasattr(type(x), "_fields")):
       raise ValueError(f"Expected named tuple, got {x!r}.")
-    if len(x) != n:
+    if tuple.__len__(x) != n:
       raise ValueError(
-          f"Named tuple arity mismatch: {len(x)} != {n}; tuple: {x!r}.")
+          f"Named tuple arity mismatch: {tuple.__len__(x)} != {n}; tuple: {x!r}.")
     if type(x) is not kind.type:
       raise ValueError(
           f"Named tuple type mismatch: expected type: {kind.type!r}, "

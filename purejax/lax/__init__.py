@@ -69,6 +69,8 @@ from purejax._src.lax.windowed import (
     reduce_window, reduce_window_max_p, reduce_window_min_p, reduce_window_p,
     reduce_window_shape_tuple, reduce_window_sum_p, select_and_gather_add_p,
     select_and_scatter_add_p)
+from purejax._src.lax.windowed_select_scatter import select_and_scatter_p
+from purejax._src.lax.tokens import after_all, after_all_p, create_token, create_token_p
 from purejax._src.lax.special import (
     bessel_i0e, bessel_i0e_p, bessel_i1e, bessel_i1e_p, betainc, digamma, digamma_p, erf,
     erf_inv, erf_inv_p, erf_p, erfc, erfc_p, igamma, igamma_grad_a, igamma_grad_a_p,

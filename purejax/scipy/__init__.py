@@ -1,12 +1,12 @@
 """purejax.scipy: SciPy's API on purejax arrays (``import purejax.scipy as jsp``).
 
-Submodules load on first use (``jsp.special``, ``jsp.linalg``, ``jsp.signal``,
-``jsp.stats``, ``jsp.optimize``), as in JAX.  Everything is built from ``purejax.lax``, so it
-works under ``jit``, ``grad`` and ``vmap``.
+Submodules load on first use (``jsp.special``, ``jsp.linalg``, ``jsp.fft``, ...), as in
+JAX.  Everything is built from ``purejax.lax``, so it works under ``jit``, ``grad`` and ``vmap``.
 """
 import importlib
 
-_SUBMODULES = ("linalg", "optimize", "signal", "special", "stats")
+_SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+               "signal", "spatial", "special", "stats")
 __all__ = list(_SUBMODULES)
 
 

@@ -43,4 +43,7 @@ from purejax._src.random.key_primitives import (  # noqa: F401
 from purejax._src.random.gamma import (  # noqa: F401
     random_gamma_p)
 from purejax._src.pjit import pjit_p as jit_p  # noqa: F401
+from purejax._src.lax.linalg_extra import tridiagonal_p  # noqa: F401
+from purejax._src.lax.tokens import after_all_p, create_token_p  # noqa: F401
+from purejax._src.lax.windowed_select_scatter import select_and_scatter_p  # noqa: F401
 from purejax._src.interpreters.ad import add_any_p as add_jaxvals_p  # noqa: F401

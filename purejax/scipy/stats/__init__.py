@@ -1,9 +1,11 @@
 """purejax.scipy.stats: probability distributions (SciPy's API, as in JAX).
 
 Each distribution is a module of functions (``norm.logpdf(x, loc, scale)``),
-not a SciPy frozen-distribution object.  ``gaussian_kde``, ``mode``,
-``rankdata`` and ``sem`` are not provided yet.
+not a SciPy frozen-distribution object; ``gaussian_kde``, ``mode``,
+``rankdata`` and ``sem`` are as in SciPy.
 """
+from purejax._src.scipy.stats.core import mode, rankdata, sem
+from purejax._src.scipy.stats.kde import gaussian_kde
 from purejax.scipy.stats import bernoulli as bernoulli
 from purejax.scipy.stats import beta as beta
 from purejax.scipy.stats import betabinom as betabinom
@@ -33,6 +35,6 @@ from purejax.scipy.stats import wrapcauchy as wrapcauchy
 
 __all__ = [
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
-    "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
-    "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
-    "truncnorm", "uniform", "vonmises", "wrapcauchy"]
+    "gamma", "gaussian_kde", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace",
+    "logistic", "mode", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto",
+    "poisson", "rankdata", "sem", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy"]

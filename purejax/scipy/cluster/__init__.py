@@ -1,0 +1,4 @@
+"""purejax.scipy.cluster: vector quantization (``vq``)."""
+from purejax.scipy.cluster import vq as vq
+
+__all__ = ["vq"]
