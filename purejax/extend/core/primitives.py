@@ -47,3 +47,6 @@ from purejax._src.lax.linalg_extra import tridiagonal_p  # noqa: F401
 from purejax._src.lax.tokens import after_all_p, create_token_p  # noqa: F401
 from purejax._src.lax.windowed_select_scatter import select_and_scatter_p  # noqa: F401
 from purejax._src.interpreters.ad import add_any_p as add_jaxvals_p  # noqa: F401
+from purejax._src.lax.linalg_schur import hessenberg_p, schur_p  # noqa: F401
+from purejax._src.checkpoint_names import name_p  # noqa: F401
+from purejax._src.refs import get_p, swap_p  # noqa: F401
