@@ -95,12 +95,42 @@ class ShardMapTrace(core.Trace):
 
   def process_primitive(self, primitive, args, params):
     vals, mapped = zip(*map(self.lift, args)) if args else ((), ())
-    with core.set_current_trace(self.parent):
-      outs = per_device(lambda *xs: primitive.bind(*xs, **params), vals, mapped,
-                        self.names, self.sizes)
+    if params.get("axis_index_groups") is not None:   # vmap has no groups: the devices do
+      outs = self._on_devices(primitive, params, vals, mapped)
+    else:
+      with core.set_current_trace(self.parent):
+        outs = per_device(lambda *xs: primitive.bind(*xs, **params), vals, mapped,
+                          self.names, self.sizes)
     if primitive.multiple_results:
       return [ShardMapTracer(self, o) for o in outs]
     return ShardMapTracer(self, outs)
+
+  def _on_devices(self, primitive, params, vals, mapped):
+    """``primitive`` run by a shard_map of it on the devices, each getting
+    its block of the stacked values (as JAX runs each eager primitive)."""
+    from purejax._src import pjit
+    from purejax._src import shard_map as sm
+    n = len(self.names)
+    blocks = [core.get_aval(v).update(shape=(1,) * n + core.get_aval(v).shape[n:]
+                                      if m else None, sharding=None)
+              for v, m in zip(vals, mapped)]
+
+    def body(*xs):
+      xs = [x.reshape(x.shape[n:]) if m else x for x, m in zip(xs, mapped)]
+      outs = primitive.bind(*xs, **params)
+      outs = outs if primitive.multiple_results else [outs]
+      return [o.reshape((1,) * n + o.shape) for o in outs]
+
+    with core.eval_context(), sm.manual_axes(self.names, self.sizes):
+      closed, consts = pjit.trace_closed(body, blocks)
+    stacked = sm.P(*self.names)
+    with core.eval_context():
+      outs = sm.shard_map_p.bind(
+          *consts, *vals, jaxpr=closed, mesh=self.mesh,
+          in_specs=(sm.P(),) * len(consts) + tuple(stacked if m else sm.P() for m in mapped),
+          out_specs=(stacked,) * len(closed.out_avals), check_vma=False,
+          newly_manual_axes=frozenset(self.names))
+    return outs if primitive.multiple_results else outs[0]
 
   def sections(self, tracer):
     """JAX's text for a stacked value: each device's block, in mesh order."""
