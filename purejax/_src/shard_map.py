@@ -3,7 +3,9 @@
 ``shard_map(f, mesh=, in_specs=, out_specs=)`` traces ``f`` on one
 device's blocks (each input split along the mesh axes its PartitionSpec
 names, replicated along the others) into the primitive ``shard_map_p``.
-Eagerly (and under ``jit``, as a host step) its impl splits the NumPy
+Called eagerly on concrete inputs, the body instead runs once on all the
+devices' blocks, as JAX's does (shard_map_eager.py: ``print`` shows each
+device's block).  Under ``jit`` (as a host step) its impl splits the NumPy
 inputs into blocks, runs the body's executable on every device at once
 (``spmd.run``; the collectives inside communicate through the run's
 Communicator) and assembles the outputs per ``out_specs``.
