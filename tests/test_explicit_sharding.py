@@ -341,6 +341,40 @@ t('replicated', jnp.ones((8, 4)), P())
 t('replicated none', jnp.ones((8, 4)), P(None, None))
 t('mesh x', jnp.ones((8, 4)), P(('x', 'y')))
 """,
+  "shard_map_eager": """
+jax.set_mesh(mesh)
+say = print
+def body(b):
+  print = say
+  print(b)
+  print(jax.typeof(b), repr(jax.typeof(b)))
+  s = jax.lax.psum(b, 'y')
+  print(s); print(jax.typeof(s))
+  i = jax.lax.axis_index('x')
+  print(i); print(jax.typeof(i))
+  g = jax.lax.all_gather(b, 'x')
+  print(g); print(jax.typeof(g))
+  c = jnp.ones(2)
+  print(c, jax.typeof(c))
+  print(b.shape, b.dtype, b.ndim)
+  return s, {'g': g, 'i': i.reshape(1, 1) * 10 + jax.lax.axis_index('y')}
+x = jax.device_put(jnp.arange(16.).reshape(2, 8), P('x', 'y'))
+out = jax.shard_map(body, in_specs=P('x', 'y'), out_specs=(P('x'), {'g': P(None, 'x', 'y'), 'i': P('x', 'y')}))(x)
+print(out); print(jax.tree.map(jax.typeof, out))
+say = lambda *a: None
+print(jax.jit(jax.shard_map(body, in_specs=P('x', 'y'), out_specs=(P('x'), {'g': P(None, 'x', 'y'), 'i': P('x', 'y')})))(x)[1]['i'])
+m1 = jax.make_mesh((4,), ('i',), devices=jax.devices()[:4])
+with jax.set_mesh(m1):
+  def f(b):
+    print(b, jax.typeof(b))
+    print(jax.lax.psum(b.sum(), 'i'))
+    return b + 1
+  print(jax.shard_map(f, in_specs=P('i'), out_specs=P('i'), check_vma=False)(jax.device_put(jnp.arange(4), P('i'))))
+  try:
+    jax.shard_map(lambda b: b, in_specs=P('i'), out_specs=P())(jax.device_put(jnp.arange(8.), P('i')))
+  except ValueError as e:
+    print('ValueError', str(e).splitlines()[0].split("' was given")[1])
+""",
 }
 
 

@@ -208,19 +208,22 @@ def test_jaxpr_matches_jax(mesh22):
 # -- assembling outputs without copies ------------------------------------------------------
 
 def test_outputs_view_inputs_and_shared_sums(mesh4):
+  # The devices' run (a shard_map under jit; eagerly the body runs once on
+  # all the blocks, see test_explicit_sharding's eager case).
+  smap_ = lambda *a, **k: jax.jit(smap(*a, **k))
   x = jnp.asarray(RNG.randn(6, 8).astype(np.float32))
   # Column blocks of the input, passed through: the input itself, viewed.
-  out = smap(lambda a: a, mesh4, P(None, "i"), P(None, "i"))(x)
+  out = smap_(lambda a: a, mesh4, P(None, "i"), P(None, "i"))(x)
   np.testing.assert_array_equal(out, x)
   assert np.shares_memory(np.asarray(out), np.asarray(x))
   # A large psum's blocks are one shared buffer, but 2 rows thick: tiled by copying.
   big = RNG.randn(8, 1 << 15).astype(np.float32)
-  out = smap(lambda a: lax.psum(a, "i"), mesh4, P("i"), P("i"))(big)
+  out = smap_(lambda a: lax.psum(a, "i"), mesh4, P("i"), P("i"))(big)
   blocks = big.reshape(4, 2, -1)
   total = ((blocks[0] + blocks[1]) + blocks[2]) + blocks[3]
   np.testing.assert_allclose(out, np.tile(total, (4, 1)), rtol=1e-6, atol=1e-6)
   # Replicated (P()) output: one device's block, as it is.
-  out = smap(lambda a: lax.psum(a, "i"), mesh4, P("i"), P(), check_vma=False)(big)
+  out = smap_(lambda a: lax.psum(a, "i"), mesh4, P("i"), P(), check_vma=False)(big)
   np.testing.assert_allclose(out, total, rtol=1e-6, atol=1e-6)
 
 

@@ -87,6 +87,9 @@ def typeof(x):
   from purejax._src.random.keys import PRNGKeyArray
   if isinstance(x, PRNGKeyArray):
     return _KeyAval(x.shape, x.dtype, x.aval.explicit_sharding)
+  from purejax._src.shard_map_eager import ShardMapTracer
+  if isinstance(x, ShardMapTracer):      # a block in an eager shard_map body
+    return x.typed_aval()
   try:
     return core.get_aval(x)
   except TypeError:

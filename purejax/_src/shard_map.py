@@ -3,7 +3,9 @@
 ``shard_map(f, mesh=, in_specs=, out_specs=)`` traces ``f`` on one
 device's blocks (each input split along the mesh axes its PartitionSpec
 names, replicated along the others) into the primitive ``shard_map_p``.
-Eagerly (and under ``jit``, as a host step) its impl splits the NumPy
+Called eagerly on concrete inputs, the body instead runs once on all the
+devices' blocks, as JAX's does (shard_map_eager.py: ``print`` shows each
+device's block).  Under ``jit`` (as a host step) its impl splits the NumPy
 inputs into blocks, runs the body's executable on every device at once
 (``spmd.run``; the collectives inside communicate through the run's
 Communicator) and assembles the outputs per ``out_specs``.
@@ -23,6 +25,7 @@ import numpy as np
 from purejax._src import block_views
 from purejax._src import core
 from purejax._src import pjit
+from purejax._src import shard_map_eager
 from purejax._src import spmd
 from purejax._src import tree_util
 from purejax._src import vma
@@ -292,21 +295,13 @@ def emulate(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axe
   sizes = mesh.shape
   xs, mapped = [], []
   for x, spec in zip(args, in_specs):
-    shape = core.get_aval(x).shape
-    split_shape, where, block_axes = [], {}, []
-    for d, ns in zip(shape, _spec_names(spec, len(shape))):
-      for n in ns:
-        where[n] = len(split_shape)
-        split_shape.append(sizes[n])
-      block_axes.append(len(split_shape))
-      split_shape.append(d // _splits(ns, sizes))
-    if where:
-      x = structural.reshape(x, tuple(split_shape))
-      perm = tuple(where[n] for n in names if n in where) + tuple(block_axes)
+    split_shape, perm, split_by = split_layout(core.get_aval(x).shape, spec, names, sizes)
+    if split_by:
+      x = structural.reshape(x, split_shape)
       if perm != tuple(range(len(perm))):
         x = structural.transpose(x, perm)
     xs.append(x)
-    mapped.append({n for n in names if n in where})
+    mapped.append(set(split_by))
 
   def level(j, *vals):
     if j == len(names):
@@ -317,6 +312,23 @@ def emulate(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axe
 
   outs = level(0, *xs)
   return [_emulated_out(o, spec, names, sizes) for o, spec in zip(outs, out_specs)]
+
+
+def split_layout(shape, spec, names, sizes):
+  """How a global value of ``shape`` becomes its stacked blocks: reshaped
+  to ``split_shape`` then transposed by ``perm``, it has one leading axis
+  per mesh axis of ``split_by`` (those of ``names`` that split it, in that
+  order) followed by the block."""
+  split_shape, where, block_axes = [], {}, []
+  for d, ns in zip(shape, _spec_names(spec, len(shape))):
+    for n in ns:
+      where[n] = len(split_shape)
+      split_shape.append(sizes[n])
+    block_axes.append(len(split_shape))
+    split_shape.append(d // _splits(ns, sizes))
+  split_by = tuple(n for n in names if n in where)
+  perm = tuple(where[n] for n in split_by) + tuple(block_axes)
+  return tuple(split_shape), perm, split_by
 
 
 def _emulated_out(x, spec, names, sizes):
@@ -677,17 +689,29 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
       out_box[:] = [out, out_tree, out_vmas]
       return out_leaves
 
-    with manual_axes(names, [sizes[n] for n in names]):
-      closed, consts = pjit.trace_closed(body, block_avals)
+    eager = shard_map_eager.is_eager(leaves) and not _in_manual_context()
+    if eager:        # run now, on every device's blocks (print shows them)
+      stacked_outs = shard_map_eager.run_body(body, leaves, specs, the_mesh, names,
+                                              check_vma)
+      out_avals = [core.get_aval(o).update(shape=core.get_aval(o).shape[len(names):])
+                   for o in stacked_outs]
+    else:
+      with manual_axes(names, [sizes[n] for n in names]):
+        closed, consts = pjit.trace_closed(body, block_avals)
+      out_avals = closed.out_avals
     out, out_tree, out_vmas = out_box
     # (pmap passes a thunk: its out_specs follow the traced output's structure)
     specs_out = out_specs() if callable(out_specs) else out_specs
     out_flat_specs = _flat_specs(specs_out, out, "out_specs")
     _check_names(out_flat_specs, manual, "out_specs")
-    _check_outputs(f, out, closed.out_avals, out_flat_specs)
+    _check_outputs(f, out, out_avals, out_flat_specs)
     if out_vmas is not None:
       vma.check_out_specs(_fun_name(f), the_mesh, out_flat_specs, out_vmas,
                           _spec_paths(specs_out, out))
+    if eager:
+      outs = shard_map_eager.assemble(stacked_outs, out_flat_specs, names, sizes)
+      outs = [_placed(o, NamedSharding(the_mesh, s)) for o, s in zip(outs, out_flat_specs)]
+      return tree_util.tree_unflatten(out_tree, outs)
     params = dict(jaxpr=closed, mesh=the_mesh,
                   in_specs=(P(),) * len(consts) + tuple(specs),
                   out_specs=tuple(out_flat_specs), check_vma=bool(check_vma),
