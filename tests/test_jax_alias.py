@@ -91,6 +91,7 @@ def test_install_as_jax_aliases_the_public_modules_to_the_same_objects(tmp_path)
         continue
       assert importlib.import_module("jax" + name[7:]) is importlib.import_module(name), name
     assert "jax.numpy" in sys.modules and sys.modules["jax.numpy"] is jnp
+    assert jax.__version_info__ == (0, 10, 2)
     print(jax.__version__, jax.version.__version__, jnp.add(1, 2))
   """))
   assert run_ok([script]).split() == ["0.10.2", "0.10.2", "3"]

@@ -23,7 +23,10 @@ JAX_API_VERSION = "0.10.2"
 
 # jax._src modules that get a stand-in, and the library that needs each.
 JAX_PRIVATE_STAND_INS = {
-    "compiler": "chex (restrict_backends imports it when chex loads)",
+    "compiler": "chex (chex.restrict_backends)",
+    "core": "flax (flax.linen.fp8_ops: ShapedArray)",
+    "dtypes": "flax (flax.linen.fp8_ops: extended, ExtendedDType, DType)",
+    "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion)",
 }
 
 _PRIVATE = "purejax._src.jax_private"
@@ -116,7 +119,7 @@ def install_as_jax():
   if _installed():
     return
   sys.meta_path.insert(0, JaxAliasFinder())
-  purejax.__version__ = JAX_API_VERSION
-  purejax.version.__version__ = JAX_API_VERSION
-  purejax.version.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
+  info = tuple(int(part) for part in JAX_API_VERSION.split("."))
+  purejax.__version__ = purejax.version.__version__ = JAX_API_VERSION
+  purejax.__version_info__ = purejax.version.__version_info__ = info
   importlib.import_module("jax")
