@@ -13,12 +13,12 @@ def main(argv):
   if not argv or argv[0] in ("-h", "--help"):
     print(USAGE, file=sys.stdout if argv else sys.stderr)
     return 0 if argv else 2
+  if argv[0].startswith("-") and (argv[0] != "-m" or len(argv) < 2):
+    print(USAGE, file=sys.stderr)
+    return 2
   from purejax import install_as_jax
   install_as_jax()
   if argv[0] == "-m":
-    if len(argv) < 2:
-      print(USAGE, file=sys.stderr)
-      return 2
     sys.argv = argv[1:]   # sys.path[0] is already the working directory, as for `python -m`
     runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
   else:

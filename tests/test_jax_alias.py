@@ -54,8 +54,9 @@ def test_python_m_purejax_runs_a_module(tmp_path):
   assert out.strip() == "__main__ purejax ['a']"
 
 
-def test_python_m_purejax_without_a_program_prints_usage():
-  done = run_python(["-m", "purejax"])
+@pytest.mark.parametrize("args", [[], ["-m"], ["-c", "print(1)"]])
+def test_python_m_purejax_without_a_program_prints_usage(args):
+  done = run_python(["-m", "purejax", *args])
   assert done.returncode == 2 and "usage: python -m purejax script.py" in done.stderr
 
 
