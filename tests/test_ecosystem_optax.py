@@ -6,10 +6,10 @@ suite (it ships in optax's wheel). Needs the ``ecosystem`` extra
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
-import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -157,17 +157,10 @@ def test_mlp_trained_with_optax_adamw_matches_numpy_and_jax(tmp_path):
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
 
 
-def junit_counts(path):
-  counts = {"passed": 0, "failed": 0, "skipped": 0}
-  for case in ET.parse(path).getroot().iter("testcase"):
-    tags = {child.tag for child in case}
-    if tags & {"failure", "error"}:
-      counts["failed"] += 1
-    elif "skipped" in tags:
-      counts["skipped"] += 1
-    else:
-      counts["passed"] += 1
-  return counts
+def summary_counts(stdout):
+  """pytest's closing line, e.g. ``95 failed, 1776 passed, 62 skipped, 4 errors in 540s``."""
+  last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
+  return {word: int(n) for n, word in re.findall(r"(?<![\w])(\d+) (passed|failed|skipped|errors?)\b", last)}
 
 
 def test_optax_own_test_suite_on_purejax(tmp_path):
@@ -175,18 +168,16 @@ def test_optax_own_test_suite_on_purejax(tmp_path):
   require("chex")
   optax_dir = os.path.dirname(importlib.util.find_spec("optax").origin)
   (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = *_test.py\n")
-  report = tmp_path / "optax.xml"
   site = os.path.dirname(optax_dir)
-  deselect = [arg for name in OPTAX_TESTS_READING_HLO
-              for arg in ("--deselect", os.path.join(site, name))]
+  deselect = [arg for name in OPTAX_TESTS_READING_HLO for arg in ("--deselect", name)]
   env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
   env["PYTHONPATH"] = os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")])
   done = subprocess.run(
       [sys.executable, "-m", "purejax", "-m", "pytest", "-q", "-p", "no:cacheprovider",
        "-c", str(tmp_path / "pytest.ini"), "--rootdir", site, "--tb=no",
-       "--continue-on-collection-errors", "--junitxml", str(report), *deselect, optax_dir],
-      cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=3600)
-  assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-  counts = junit_counts(report)
-  print(counts, done.stdout.strip().splitlines()[-1])
-  assert counts["passed"] >= OPTAX_SUITE_PASS_FLOOR, (counts, done.stdout[-3000:])
+       "--continue-on-collection-errors", *deselect, optax_dir],
+      cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=2700)
+  counts = summary_counts(done.stdout)
+  assert "passed" in counts, done.stdout[-3000:] + done.stderr[-3000:]
+  print(counts)
+  assert counts["passed"] >= OPTAX_SUITE_PASS_FLOOR, (counts, done.stdout[-5000:])
