@@ -105,3 +105,6 @@ def tree_map(f, tree_, *rest, is_leaf=None):
   _warnings.warn("jax.tree_map is deprecated: use jax.tree.map (or "
                  "jax.tree_util.tree_map) instead.", DeprecationWarning, stacklevel=2)
   return tree_util.tree_map(f, tree_, *rest, is_leaf=is_leaf)
+
+# Running JAX programs unedited: `import jax` resolves to purejax.
+from purejax._src.jax_alias import install_as_jax

@@ -1,0 +1,5 @@
+"""Stand-ins for the few of JAX's private modules (``jax._src.X``) that widely
+used libraries import when they load; ``install_as_jax`` aliases
+``jax._src.X`` to ``purejax._src.jax_private.X``. Each is minimal: it lets the
+import succeed and says what purejax does instead. JAX's internals are
+otherwise not imitated."""
