@@ -8,8 +8,17 @@ from purejax._src.jaxpr import SourceInfo
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Paths whose frames are not the user's: purejax's, and what libraries built
+# on it register (``jax.extend.source_info_util.register_exclusion``).
+_EXCLUDED = [_PACKAGE_DIR, "<frozen"]
+
+
+def register_exclusion(path):
+  _EXCLUDED.append(str(path))
+
+
 def _is_internal(filename):
-  return filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen")
+  return filename.startswith(tuple(_EXCLUDED))
 
 
 def user_frame():

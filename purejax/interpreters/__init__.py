@@ -4,3 +4,4 @@ XLA lowerings)."""
 from purejax.interpreters import ad  # noqa: F401
 from purejax.interpreters import batching  # noqa: F401
 from purejax.interpreters import mlir  # noqa: F401
+from purejax.interpreters import partial_eval  # noqa: F401

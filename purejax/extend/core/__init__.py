@@ -9,7 +9,7 @@ its differentiation and batching rules go in ``jax.interpreters.ad`` and
 Not here (purejax has no equivalent that behaves the same): tokens and
 effects (``Token``, ``AbstractToken``, ``Effect``, ``Effects``), tracing
 internals (``TraceTag``, ``take_current_trace``, ``find_top_trace``,
-``get_opaque_trace_state``, ``gensym``, ``call_impl``, ``CallPrimitive``,
+``gensym``, ``call_impl``, ``CallPrimitive``,
 ``DebugInfo``) and the ``unsafe_*_DO_NOT_USE`` helpers.
 """
 import numpy as _np
@@ -84,3 +84,25 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
 
 # The concrete types purejax takes as arrays.
 array_types = (_Array, _np.ndarray, _np.generic, bool, int, float, complex)
+
+
+class OpaqueTraceState:
+  """The trace current when it was taken, compared by identity (flax uses
+  it to tell whether values were made under the same transformation)."""
+  __slots__ = ("_trace",)
+
+  def __init__(self, trace):
+    self._trace = trace
+
+  def __eq__(self, other):
+    return isinstance(other, OpaqueTraceState) and self._trace is other._trace
+
+  def __hash__(self):
+    return id(self._trace)
+
+
+def get_opaque_trace_state(convention=None):
+  """The current trace, opaquely (``convention`` names the caller, as JAX's)."""
+  del convention
+  from purejax._src.core import current_trace
+  return OpaqueTraceState(current_trace())

@@ -1,0 +1,61 @@
+"""The small public pieces flax takes from JAX: ``interpreters.partial_eval``
+(``PartialVal``, ``trace_to_jaxpr_nounits``), ``extend.core``'s
+``get_opaque_trace_state``, ``extend.source_info_util.register_exclusion``
+and ``experimental.layout.Format``."""
+import os
+
+import numpy as np
+
+import purejax as jax
+import purejax.numpy as jnp
+from purejax.experimental.layout import Format, Layout
+from purejax.extend import core as ext_core
+from purejax.extend import linear_util as lu
+from purejax.extend import source_info_util
+from purejax.interpreters import partial_eval as pe
+
+
+def test_known_outputs_are_computed_unknown_ones_typed():
+  f = lu.wrap_init(lambda a, b: [a * 2, jnp.sin(b) + 1, a + b], debug_info=None)
+  b = np.arange(3.0, dtype=np.float32)
+  aval = jax.core.ShapedArray((3,), np.float32)
+  jaxpr, outs, _ = pe.trace_to_jaxpr_nounits(f, [pe.PartialVal.unknown(aval),
+                                                 pe.PartialVal.known(b)])
+  assert [o.is_known() for o in outs] == [False, True, False]
+  assert outs[0][0] == aval and outs[2].get_aval() == aval
+  np.testing.assert_allclose(outs[1].get_known(), np.sin(b) + 1, rtol=1e-6)
+  assert len(jaxpr.invars) == 1
+  _, outs, _ = pe.trace_to_jaxpr_nounits(f, [pe.PartialVal.unknown(aval),
+                                             pe.PartialVal.known(b)], instantiate=True)
+  assert not any(o.is_known() for o in outs)
+
+
+def test_opaque_trace_state_tells_traces_apart():
+  outside = ext_core.get_opaque_trace_state(convention="flax")
+  assert outside == ext_core.get_opaque_trace_state()
+  inside = []
+  jax.jit(lambda x: inside.append(ext_core.get_opaque_trace_state()) or x)(1.0)
+  assert inside[0] != outside
+
+
+def test_registered_paths_are_not_the_users_code(tmp_path):
+  lib = tmp_path / "mylib"
+  lib.mkdir()
+  (lib / "wrap.py").write_text("def call(f, x):\n  return f(x)\n")
+  import sys
+  sys.path.insert(0, str(tmp_path))
+  try:
+    from mylib import wrap
+    jaxpr = jax.make_jaxpr(lambda x: wrap.call(jnp.sin, x))(1.0)
+    assert "wrap.py" in str(jaxpr.eqns[0].source_info.filename)
+    source_info_util.register_exclusion(os.path.dirname(wrap.__file__))
+    jaxpr = jax.make_jaxpr(lambda x: wrap.call(jnp.sin, x))(1.0)
+    assert "wrap.py" not in str(jaxpr.eqns[0].source_info.filename)
+  finally:
+    sys.path.remove(str(tmp_path))
+
+
+def test_format_pairs_a_layout_and_a_sharding():
+  s = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+  f = Format(Layout((1, 0)), s)
+  assert f == Format(Layout((1, 0)), s) and f.sharding is s and f.layout.major_to_minor == (1, 0)
