@@ -432,6 +432,8 @@ def batch_job(seed, family, count, max_ops=10, oracle=None, x64=False):
   def job():
     with config.override("jax_enable_x64", x64):
       gen = Gen(seed, family, max_ops)
+      if oracle is not None:
+        gen.input_kind = "normal"
       programs = [gen.program() for _ in range(count)]
     report = checker(oracle, x64)(programs)
     report.stats.update({f"rejected: {k}": n for k, n in gen.rejected.items()})
