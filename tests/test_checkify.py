@@ -167,26 +167,8 @@ def test_checkify_grad_of_output():
 
 
 CHEX_PROGRAM = '''
-import importlib, importlib.util, sys, types
 import purejax
-
-class _Alias:   # every jax.X resolves to purejax.X
-  def find_spec(self, name, path=None, target=None):
-    if name != "jax" and not name.startswith("jax."):
-      return None
-    try:
-      mod = importlib.import_module("purejax" + name[3:])
-    except ImportError:
-      return None
-    loader = type("L", (), {"create_module": lambda s, spec: mod,
-                            "exec_module": lambda s, m: None})()
-    return importlib.util.spec_from_loader(name, loader)
-
-sys.meta_path.insert(0, _Alias())
-# chex imports jax._src.compiler (used only by chex.restrict_backends): a test-local stand-in.
-sys.modules["jax._src.compiler"] = types.ModuleType("jax._src.compiler")
-import purejax._src
-purejax._src.compiler = sys.modules["jax._src.compiler"]
+purejax.install_as_jax()
 import jax, jax.numpy as jnp, chex
 
 def g(x):
@@ -207,7 +189,9 @@ except AssertionError as e:
 def test_chex_chexify_inside_jit():
   import importlib.util, os, subprocess, sys
   if importlib.util.find_spec("chex") is None:
-    pytest.skip("chex is not installed")
+    if os.environ.get("CI"):
+      pytest.fail("chex is not installed: CI installs the `ecosystem` extra")
+    pytest.skip("chex is not installed (the `ecosystem` extra)")
   repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]))
   done = subprocess.run([sys.executable, "-c", CHEX_PROGRAM], env=env, capture_output=True,

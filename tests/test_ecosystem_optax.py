@@ -18,12 +18,11 @@ pytestmark = pytest.mark.ecosystem
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# optax's own test suite on purejax (optax 0.2.8, chex 0.1.92, scikit-learn;
-# flax-dependent files fail to collect): 2412 passed, 98 failed, 130 skipped,
-# 2 collection errors, measured with a stand-in checkify while
-# jax.experimental.checkify was being written. Raise the floor as purejax
-# grows: the target is JAX 0.10.2's count, 2501 passes of 2636.
-OPTAX_SUITE_PASS_FLOOR = 2412
+# optax's own test suite on purejax (optax 0.2.8, chex 0.1.92, scikit-learn),
+# measured 2026-11-28: 2455 passed, 5 failed, 130 skipped, 2 files (those
+# importing flax) not collected; JAX 0.10.2 on the same machine: 2509
+# passed, 5 failed. Raise the floor as purejax grows: the target is JAX's.
+OPTAX_SUITE_PASS_FLOOR = 2455
 # Tests that read XLA's HLO text, which purejax (it compiles to C) has not.
 OPTAX_TESTS_READING_HLO = ["optax/_src/numerics_test.py::NumericsTest::test_abs_sqr_hlo_equivalence"]
 
