@@ -213,15 +213,24 @@ print(jax.make_jaxpr(lambda a: f(a) + 1)(jnp.ones(8)))
 print(f(jnp.ones(2)).sharding)
 """,
   "visualize_sharding": """
-for x in [jnp.ones(8), jnp.ones((2, 2, 2)), jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P('x')))]:
+import sys
+if NO_RICH:
+  sys.modules['rich'] = None   # as if rich were not installed
+for x in [jnp.ones(8), jnp.ones((2, 2, 2)), jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P('x'))),
+          jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P('x', 'y'))),
+          jax.device_put(jnp.ones((16, 16)), NamedSharding(mesh, P(None, 'y'))),
+          jax.device_put(jnp.ones(8), NamedSharding(mesh, P(('x', 'y'))))]:
   try:
-    jax.debug.visualize_array_sharding(x)
-  except ValueError as e:   # JAX without rich (with it, it draws: not compared here)
+    jax.debug.visualize_array_sharding(x, use_color=False)
+  except ValueError as e:
     print('ValueError', e)
-try:
-  jax.debug.visualize_sharding((8,), jnp.ones(8).sharding)
-except ValueError as e:
-  print('ValueError', e)
+for shape, spec, kw in [((8,), P(), {}), ((8, 4), P('y', 'x'), {}), ((4, 8), P('x'), {'scale': 2}),
+                        ((8, 32), P(None, 'y'), {}), ((8, 16), P(), {'max_width': 40}),
+                        ((8, 16), P(None, 'y'), {'min_width': 15}), ((8,), P('x'), {'scale': 10})]:
+  try:
+    jax.debug.visualize_sharding(shape, NamedSharding(mesh, spec), use_color=False, **kw)
+  except ValueError as e:
+    print('ValueError', e)
 """,
   "concatenate_pad": """
 with jax.set_mesh(mesh):
@@ -378,18 +387,44 @@ with jax.set_mesh(m1):
 }
 
 
-def _purejax_stdout(code):
+def _purejax_stdout(code, path=ROOT):
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-             PYTHONPATH=ROOT)
+             PYTHONPATH=path)
   run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=120, cwd=ROOT)
   assert run.returncode == 0, run.stderr
   return run.stdout.strip()
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(set(CASES) - {"visualize_sharding"}))
 def test_matches_jax(case):
   body = CASES[case]
   expected = jax_stdout(PRELUDE.format(mod="jax") + body, 8)
   got = _purejax_stdout(PRELUDE.format(mod="purejax") + body)
   assert got.splitlines() == expected.splitlines()
+
+
+def _rich_dir():
+  """The folder that holds ``rich`` (for the subprocesses' path), or None."""
+  try:
+    import rich
+  except ImportError:
+    return None
+  return os.path.dirname(os.path.dirname(os.path.abspath(rich.__file__)))
+
+
+@pytest.mark.parametrize("no_rich", [True, False], ids=["no_rich", "rich"])
+def test_visualize_sharding(no_rich, monkeypatch):
+  """The drawings (with rich) or the missing-rich error (without) match JAX's."""
+  rich_dir = _rich_dir()
+  if not no_rich and rich_dir is None:
+    pytest.skip("rich is not installed")
+  if rich_dir is not None:
+    path = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", rich_dir + (os.pathsep + path if path else ""))
+  body = f"NO_RICH = {no_rich}\n" + CASES["visualize_sharding"]
+  expected = jax_stdout(PRELUDE.format(mod="jax") + body, 8)
+  env_path = ROOT + (os.pathsep + rich_dir if rich_dir else "")
+  got = _purejax_stdout(PRELUDE.format(mod="purejax") + body, env_path)
+  assert got.splitlines() == expected.splitlines()
+  assert ("ValueError `visualize_sharding` requires `rich`" in got) == no_rich
