@@ -51,9 +51,11 @@ def explain_miss(fun, seen_keys, key, arg_names):
 
 
 def _differences(new, old, arg_names):
-  treedef, avals, statics, flags, axes = new
-  old_treedef, old_avals, old_statics, old_flags, old_axes = old
+  treedef, avals, statics, flags, axes = new[:5]   # (then the context mesh, if any)
+  old_treedef, old_avals, old_statics, old_flags, old_axes = old[:5]
   out = []
+  if new[5:] != old[5:]:
+    out.append("a different context mesh (jax.set_mesh)")
   if treedef != old_treedef:
     out.append(f"different input pytree structure: now {treedef} and before {old_treedef}")
   elif avals != old_avals:

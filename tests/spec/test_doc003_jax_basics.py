@@ -375,7 +375,7 @@ def test_in37_traced_shape_for_reshape(capsys):
       f"The error occurred while tracing the function f at {__file__}:{line} for jit. "
       "This value became a tracer due to JAX operations on these lines:\n\n"
       "  operation a:i32[] = reduce_prod[axes=(0,)] b\n"
-      f"    from line {__file__}:{line + 5}:21 (f)")
+      f"    from line {__file__}:{line + 5}:21 (test_in37_traced_shape_for_reshape.<locals>.f)")   # JAX 0.10 names the qualname
 
 
 # -- § "Workaround: Use numpy instead of jax.numpy" --------------------------------
