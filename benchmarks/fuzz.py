@@ -42,7 +42,7 @@ from purejax._src.config import config  # noqa: E402
 from purejax._src.pjit import trace_closed  # noqa: E402
 
 from fuzz_bounds import bounded_eval, compare, describe_mismatch  # noqa: E402
-from fuzz_programs import FAMILIES, Gen, Program, make_input  # noqa: E402,F401
+from fuzz_programs import FAMILIES, Gen, Program, batch_function, make_input  # noqa: E402,F401
 
 CRASHES = ("crash", "fallback", "timeout")
 
@@ -70,22 +70,6 @@ class Report:
 
 
 # -- running a batch on both backends -------------------------------------------------------
-
-def batch_function(programs):
-  """One function running all ``programs`` (their inputs concatenated),
-  returning all their outputs: one jaxpr, one compilation."""
-  fns = [p.function() for p in programs]
-  counts = [len(p.inputs) for p in programs]
-
-  def f(*args):
-    outs, k = [], 0
-    for fn, c in zip(fns, counts):
-      outs += list(fn(*args[k:k + c]))
-      k += c
-    return outs
-
-  return f
-
 
 def _layouts(arrays):
   """The arrays, every third one in another memory layout (Fortran order,

@@ -11,8 +11,8 @@ import warnings
 
 import numpy as np
 
-from fuzz import Failure, Report, batch_function, run_c, _trace
-from fuzz_programs import NAMESPACE
+from fuzz import Failure, Report, run_c, _trace
+from fuzz_programs import NAMESPACE, batch_function
 
 ULPS = 4
 RTOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
@@ -35,22 +35,7 @@ def _jax_namespace():
 
 
 def _jax_function(programs):
-  ns = _jax_namespace()
-  fns = []
-  for p in programs:
-    scope = dict(ns)
-    exec(compile(p.source(), f"<fuzz {p.label}>", "exec"), scope)
-    fns.append(scope["f"])
-  counts = [len(p.inputs) for p in programs]
-
-  def f(*args):
-    outs, k = [], 0
-    for fn, c in zip(fns, counts):
-      outs += list(fn(*args[k:k + c]))
-      k += c
-    return outs
-
-  return f
+  return batch_function(programs, _jax_namespace())
 
 
 def run_jax(programs, x64):

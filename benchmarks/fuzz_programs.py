@@ -106,8 +106,9 @@ class Program:
     body.append(f"return [{', '.join(self.outputs)}]")
     return f"def {name}({params}):\n" + "".join(f"  {line}\n" for line in body)
 
-  def function(self):
-    ns = dict(NAMESPACE)
+  def function(self, namespace=None):
+    """The program as a Python function over ``namespace`` (default purejax's)."""
+    ns = dict(NAMESPACE if namespace is None else namespace)
     exec(compile(self.source(), f"<fuzz {self.label}>", "exec"), ns)
     return ns["f"]
 
@@ -392,3 +393,19 @@ def _with_consts_as_inputs(jaxpr):
 
 def _indent(lines):
   return ["  " + line for line in lines]
+
+
+def batch_function(programs, namespace=None):
+  """One function running all ``programs`` (their inputs concatenated),
+  returning all their outputs: one jaxpr, one compilation."""
+  fns = [p.function(namespace) for p in programs]
+  counts = [len(p.inputs) for p in programs]
+
+  def f(*args):
+    outs, k = [], 0
+    for fn, c in zip(fns, counts):
+      outs += list(fn(*args[k:k + c]))
+      k += c
+    return outs
+
+  return f
