@@ -7,7 +7,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Imported only where the user asks for them, with a clear error otherwise.
-OPTIONAL = {"mpi4py": "mpi", "cupy": "cuda"}
+OPTIONAL = {"mpi4py": "mpi", "cupy": "cuda", "rich": "ecosystem"}   # rich: visualize_sharding, as JAX
 # Import names whose distribution is named differently.
 DISTRIBUTION = {"ml_dtypes": "ml_dtypes", "opt_einsum": "opt_einsum"}
 
