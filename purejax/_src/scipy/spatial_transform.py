@@ -193,7 +193,7 @@ class Rotation(typing.NamedTuple):
   @classmethod
   def random(cls, random_key, num=None):
     """Not provided, as in JAX."""
-    raise NotImplementedError()
+    raise NotImplementedError("Rotation.random is not implemented (JAX has no implementation either)")
 
   def __getitem__(self, indexer):
     if self.single:
