@@ -423,17 +423,25 @@ static void {fname}(double* t, int64_t m, int64_t s, double* tmp) {{
   return fname
 
 
-def _emit_ordered(eqn, fn):
-  """A float sum, product or log-sum-exp in scan_order's block order: each
-  block scanned from its first element, its offset the recursive exclusive
-  scan of the block totals (the same bits as the NumPy implementation)."""
+def _scan_parts(eqn):
+  """What every cumulative emitter starts from: the primitive's name, operand
+  and result, shape, axis, direction, the sizes around the axis, the C type
+  and the accumulator (type, identity, combine)."""
   name, p = eqn.primitive.name, eqn.params
   x, y = eqn.invars[0], eqn.outvars[0]
   shape = tuple(x.aval.shape)
   axis, reverse = p["axis"], p["reverse"]
   outer, n, inner = _split(shape, axis)
-  ct = codegen_ops.ctype(x.aval.dtype)
-  acc, identity, combine = _accumulator(name, x.aval.dtype)
+  return (name, x, y, shape, axis, reverse, outer, n, inner, codegen_ops.ctype(x.aval.dtype),
+          *_accumulator(name, x.aval.dtype))
+
+
+def _emit_ordered(eqn, fn):
+  """A float sum, product or log-sum-exp in scan_order's block order: each
+  block scanned from its first element, its offset the recursive exclusive
+  scan of the block totals (the same bits as the NumPy implementation)."""
+  (name, x, y, shape, axis, reverse, outer, n, inner, ct,
+   acc, identity, combine) = _scan_parts(eqn)
   if name == "cumlogsumexp":
     fn.unit.helper("logaddexp", lambda: _LOGADDEXP)
   lanes, width, lane_stride, step, rows = _lanes(shape, axis)
@@ -544,13 +552,8 @@ def _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at
 
 def _emit_exact(eqn, fn):
   """Integer sums and products (wrapping) and extrema: exact in any order."""
-  name, p = eqn.primitive.name, eqn.params
-  x, y = eqn.invars[0], eqn.outvars[0]
-  shape = tuple(x.aval.shape)
-  axis, reverse = p["axis"], p["reverse"]
-  outer, n, inner = _split(shape, axis)
-  ct = codegen_ops.ctype(x.aval.dtype)
-  acc, identity, combine = _accumulator(name, x.aval.dtype)
+  (name, x, y, shape, axis, reverse, outer, n, inner, ct,
+   acc, identity, combine) = _scan_parts(eqn)
   lanes, width, lane_stride, step, rows = _lanes(shape, axis)
   chunks = -(-lanes // width)
   tasks = rows * chunks
