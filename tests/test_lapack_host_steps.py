@@ -177,6 +177,38 @@ def test_eigh(dtype):
                              atol=100 * _tol(dtype))
 
 
+def test_eigenvalues_alone_skip_the_eigenvectors(dtype, monkeypatch):
+  """A jitted function that reads only eigh's eigenvalues (eigvalsh, eigh(a)[0])
+  has LAPACK compute no eigenvectors: the same eigenvalues to rounding, the
+  same bits on every call."""
+  asked = []
+  syevd = lapack.syevd
+  monkeypatch.setattr(lapack, "syevd", lambda *a, **k: asked.append(k.get("vectors", True))
+                      or syevd(*a, **k))
+  a = _spd(3, 40, dtype=dtype)
+  ref = np.linalg.eigvalsh(a.astype(np.complex128 if np.dtype(dtype).kind == "c"
+                                    else np.float64))
+  with config.override("purejax_backend", "cpu"), \
+       config.override("purejax_compile_sync", True):
+    for f, factor in [(jnp.linalg.eigvalsh, 1), (lambda x: jnp.linalg.eigh(x)[0], 1),
+                      (lambda x: linalg.eigh(x * 2)[1], 2)]:
+      del asked[:]
+      jf = purejax.jit(f)
+      first = np.asarray(jf(a))
+      assert asked == [False]
+      np.testing.assert_allclose(first, factor * ref, rtol=10 * _tol(dtype))
+      np.testing.assert_array_equal(np.asarray(jf(a)), first)
+    del asked[:]
+    w, v = purejax.jit(jnp.linalg.eigh)(a)    # both read: the vectors are computed
+    assert asked == [True]
+    np.testing.assert_allclose(np.asarray(w), ref, rtol=10 * _tol(dtype))
+    del asked[:]
+    g = purejax.jit(purejax.grad(lambda x: jnp.linalg.eigvalsh(x).sum().real))(a)
+    assert asked == [True]                     # the gradient reads the vectors
+    np.testing.assert_allclose(np.asarray(g), np.broadcast_to(np.eye(40), a.shape),
+                               atol=100 * _tol(dtype))
+
+
 def test_svd(dtype):
   a = _rand(2, 6, 4, dtype=dtype)
   u, s, vh = check_same(lambda x: linalg.svd(x, full_matrices=False), a, prim="svd")

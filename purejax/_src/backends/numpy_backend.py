@@ -8,6 +8,8 @@ equation, no environment to look values up in), which halves the overhead
 per equation.  Generating costs about 20 us per equation, so it is done
 only for small jaxprs, and only once they have proven to be called again.
 """
+import functools
+
 import numpy as np
 
 from purejax._src import fp_errors
@@ -18,11 +20,30 @@ _HOT_CALLS = 2            # the call that generates the straight-line version
 _MAX_GENERATED_EQNS = 200
 
 
-def jit_impl(prim):
+def jit_impl(prim, used=None):
   """What ``prim`` computes in a jitted function: its ``jit_impl`` where its
   eager ``impl`` has other numerics (reductions in the fixed order that the
-  compiled code uses), else its ``impl``."""
+  compiled code uses), else its ``impl``.  ``used`` (a bool per output):
+  where some output is never read and the primitive has an
+  ``impl_for_used_outputs(used, *args, **params)``, that, which may skip the
+  unread outputs' work and gives None for them."""
+  if used is not None and not all(used):
+    pruned = getattr(prim, "impl_for_used_outputs", None)
+    if pruned is not None:
+      return functools.partial(pruned, tuple(used))
   return getattr(prim, "jit_impl", None) or prim.impl
+
+
+def read_vars(jaxpr):
+  """Every variable some equation of ``jaxpr`` or its outputs read."""
+  read = {v for e in jaxpr.eqns for v in e.invars if type(v) is not Literal}
+  read.update(v for v in jaxpr.outvars if type(v) is not Literal)
+  return read
+
+
+def used_outputs(eqn, read):
+  """A bool per output of ``eqn``: is it in ``read``."""
+  return tuple(type(v) is not DropVar and v in read for v in eqn.outvars)
 
 
 def compile_jaxpr(jaxpr):
@@ -94,6 +115,7 @@ def _interpreter(jaxpr):
   # Distinct inputs (always, in a well-formed jaxpr) fill the first slots.
   distinct = in_slots == list(range(num_in))
   steps = []
+  read = read_vars(jaxpr)
   for e in _schedule(jaxpr.eqns):
     ins = [slot(v) for v in e.invars]
     outs = []
@@ -101,7 +123,8 @@ def _interpreter(jaxpr):
       slots[v] = len(template)
       outs.append((len(template), v.aval.dtype))
       template.append(None)
-    steps.append((jit_impl(e.primitive), e.params, ins, e.primitive.multiple_results, outs))
+    steps.append((jit_impl(e.primitive, used_outputs(e, read)), e.params, ins,
+                  e.primitive.multiple_results, outs))
   results = [slot(v) for v in jaxpr.outvars]
 
   def run(args):
@@ -115,7 +138,7 @@ def _interpreter(jaxpr):
       out = impl(*[env[i] for i in ins], **params)
       if multiple:
         for (i, dtype), val in zip(outs, out):
-          env[i] = _as_dtype(val, dtype)
+          env[i] = val if val is None else _as_dtype(val, dtype)   # None: never read
       else:
         i, dtype = outs[0]
         env[i] = _as_dtype(out, dtype)
@@ -142,12 +165,14 @@ def _straight_line(jaxpr):
     params.append(f"a{i}")
     names[v] = f"a{i}"   # a variable listed twice: the last position wins
   body = []
+  read = read_vars(jaxpr)
   for k, e in enumerate(_schedule(jaxpr.eqns)):
-    call = f"{const(jit_impl(e.primitive))}({', '.join(use(v) for v in e.invars)}"
+    used = used_outputs(e, read)
+    call = f"{const(jit_impl(e.primitive, used))}({', '.join(use(v) for v in e.invars)}"
     call += f", **{const(e.params)})" if e.params else ")"
     outs = []
     for j, v in enumerate(e.outvars):
-      name = names[v] = f"v{k}_{j}" if type(v) is not DropVar else "_"
+      name = names[v] = f"v{k}_{j}" if used[j] else "_"
       outs.append((name, v.aval.dtype))
     if e.primitive.multiple_results:
       body.append(f"_o = list({call})")

@@ -436,14 +436,14 @@ def _lwork(name, *key):
     _call(name, ints[0], ints[1], p, ints[0], p, p, _ptr(size), lw, *extra, ints.info)
   elif base in ("orgqr", "ungqr"):   # m, n, k
     _call(name, ints[0], ints[1], ints[2], p, ints[0], p, _ptr(size), lw, ints.info)
-  elif base in ("syevd", "heevd"):   # uplo, n
+  elif base in ("syevd", "heevd"):   # jobz, uplo, n
     sizes = np.zeros(3, np.complex128)
     iw = np.zeros(2, np.int32)
+    jobz, uplo = _char(key[0]), _char(key[1])
     if base == "syevd":
-      _call(name, _char("V"), _char(key[0]), ints[0], p, ints[0], p, _ptr(size), lw,
-            _ptr(iw), lw, ints.info)
+      _call(name, jobz, uplo, ints[0], p, ints[0], p, _ptr(size), lw, _ptr(iw), lw, ints.info)
       return _size(size, name[0]), 0, max(1, int(iw[0]))
-    _call(name, _char("V"), _char(key[0]), ints[0], p, ints[0], p, _ptr(size), lw,
+    _call(name, jobz, uplo, ints[0], p, ints[0], p, _ptr(size), lw,
           _ptr(sizes), lw, _ptr(iw), lw, ints.info)
     return _size(size, name[0]), _size(sizes, name[0]), max(1, int(iw[0]))
   elif base == "gesdd":      # jobz, m, n, ldu, ldvt
@@ -547,10 +547,11 @@ def qr(x, *, pivoting, full_matrices):
 
 # -- syevd / heevd: Hermitian eigendecomposition ------------------------------------------
 
-def syevd(x, *, lower):
+def syevd(x, *, lower, vectors=True):
   """(v, w): eigenvectors (columns) and ascending eigenvalues of each
   Hermitian matrix of x, reading its lower (else upper) triangle; NaNs
-  where LAPACK fails to converge."""
+  where LAPACK fails to converge.  Without ``vectors``: (None, w), about
+  half the work (no back-transformation, no divide and conquer)."""
   batch, n = x.shape[:-2], x.shape[-1]
   work = work_dtype(x.dtype)
   real = real_of(work)
@@ -562,18 +563,23 @@ def syevd(x, *, lower):
     uplo = "L" if lower else "U"
     complex_ = work.kind == "c"
     name = _PREFIX[work] + ("heevd" if complex_ else "syevd")
-    lwork, lrwork, liwork = _lwork(name, uplo, n)
+    jobz = "V" if vectors else "N"
+    lwork, lrwork, liwork = _lwork(name, jobz, uplo, n)
     ints = _Ints(n, max(1, lwork), max(1, lrwork), liwork)
     info = np.zeros(count, np.int32)
-    args = [_char("V"), _char(uplo), ints[0], _each(t), ints[0], _each(w),
+    args = [_char(jobz), _char(uplo), ints[0], _each(t), ints[0], _each(w),
             _Work(lwork, work), ints[1]]
     if complex_:
       args += [_Work(lrwork, real), ints[2]]
     args += [_Work(liwork, np.int32), ints[3], _each(info)]
-    _run(name, count, args, 4 * n ** 3)   # about 4 n^3 multiply-adds with vectors
+    # About 4 n^3 multiply-adds with vectors; without, 4/3 n^3 in the
+    # reduction to tridiagonal form, whose matrix-vector products already
+    # gain from OpenBLAS's threads at n = 512 (so counted as 2 n^3).
+    _run(name, count, args, (4 if vectors else 2) * n ** 3)
     bad = info != 0
   _fail_nan([t, w], bad)
-  return from_columns(t, batch, x.dtype), w.reshape(batch + (n,))
+  v = from_columns(t, batch, x.dtype) if vectors else None
+  return v, w.reshape(batch + (n,))
 
 
 # -- gesdd: singular value decomposition ---------------------------------------------------

@@ -89,10 +89,11 @@ class _SegmentCall:
     self.args_type = ctypes.c_void_p * max(1, len(self.inputs) + len(self.outputs))
 
 
-def _host_call(eqn):
+def _host_call(eqn, read):
   vals = [v.val if type(v) is Literal else v for v in eqn.invars]
   literal = [type(v) is Literal for v in eqn.invars]
-  return eqn.primitive, eqn.params, vals, literal, eqn.outvars
+  impl = numpy_backend.jit_impl(eqn.primitive, numpy_backend.used_outputs(eqn, read))
+  return eqn.primitive, impl, eqn.params, vals, literal, eqn.outvars
 
 
 def _runner(plan, segments, lib, source):
@@ -110,7 +111,8 @@ def _runner(plan, segments, lib, source):
       reads_of=lambda s: [v for v, _ in s[1].inputs] if s[0] else s[1].invars,
       writes_of=lambda s: [v for v, _, _ in s[1].outputs] if s[0] else s[1].outvars,
       make_item=lambda eqn: (False, eqn))
-  steps = [(True, s) if compiled else (False, _host_call(s)) for compiled, s in steps]
+  read = numpy_backend.read_vars(plan.jaxpr)
+  steps = [(True, s) if compiled else (False, _host_call(s, read)) for compiled, s in steps]
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
   if len(steps) == 1 and steps[0][0]:
     run = _single_segment_runner(steps[0][1], invars, outvars)
@@ -121,9 +123,8 @@ def _runner(plan, segments, lib, source):
         if compiled:
           _call_segment(step, env)
           continue
-        prim, params, vals, literal, outs = step
+        prim, impl, params, vals, literal, outs = step   # impl: the NumPy tier's numerics
         args = [x if lit else env[x] for x, lit in zip(vals, literal)]
-        impl = numpy_backend.jit_impl(prim)   # the NumPy tier's numerics
         if prim.name in _BLAS_HOST_PRIMS:
           with blas.numpy_single_threaded():
             out = impl(*args, **params)
@@ -131,7 +132,8 @@ def _runner(plan, segments, lib, source):
           out = impl(*args, **params)
         if prim.multiple_results:
           for var, val in zip(outs, out):
-            env[var] = _as_dtype(val, var.aval.dtype)
+            if val is not None:   # None: an output nothing reads
+              env[var] = _as_dtype(val, var.aval.dtype)
         else:
           env[outs[0]] = _as_dtype(out, outs[0].aval.dtype)
       return [v.val if type(v) is Literal else env[v] for v in outvars]
