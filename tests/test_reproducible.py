@@ -76,6 +76,18 @@ for t in range(15):
   losses.append(float(l))
 out["mlp"] = [digest(params)]
 out["mlp_losses"] = losses
+
+def rnn_loss(p, xs):   # its gradient's products leave the scan loops (scan_products)
+  w, u = p
+  _, hs = jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x @ u),) * 2,
+                       jnp.zeros((8, 64), jnp.float32), xs)
+  return jnp.mean(hs * hs)
+
+rnn = jax.jit(jax.value_and_grad(rnn_loss))
+p = (rng.standard_normal((64, 64)).astype(np.float32) / 8,
+     rng.standard_normal((32, 64)).astype(np.float32) / 6)
+seq = rng.standard_normal((300, 8, 32)).astype(np.float32)
+out["rnn"] = [digest(rnn(p, seq)) for _ in range(3)]
 print(json.dumps(out))
 '''
 

@@ -24,7 +24,7 @@ and the plan is ``complete`` when it has no host step.
 import numpy as np
 
 from purejax._src.backends.cpu import (codegen_ops, common_subexpressions, expansion, native,
-                                      product_layout)
+                                      product_layout, scan_products)
 from purejax._src.jaxpr import DropVar, Jaxpr, Literal, Var
 from purejax._src.lax import complex_extremum
 
@@ -130,12 +130,13 @@ class Plan:
 
 def plan_jaxpr(jaxpr, native_only=False):
   """Partitions ``jaxpr`` (without constvars) into a Plan; nested calls
-  (``jit``, ``checkpoint``, ``custom_jvp_call``...) are inlined first, and
-  primitives with a ``c_expansion`` expanded (``expansion``), products on
+  (``jit``, ``checkpoint``, ``custom_jvp_call``...) are inlined first,
+  products moved out of scan loops (``scan_products``), and primitives with a ``c_expansion`` expanded (``expansion``), products on
   operands BLAS cannot take transposed first (``product_layout``), repeated
   equations merged (``common_subexpressions``), and products read only
   through a transpose computed transposed (``product_layout``)."""
-  jaxpr = product_layout.gemm_operands(expansion.expand(inline_calls(jaxpr)))
+  jaxpr = scan_products.rewrite(inline_calls(jaxpr))
+  jaxpr = product_layout.gemm_operands(expansion.expand(jaxpr))
   jaxpr = product_layout.fold_transposes(common_subexpressions.eliminate(jaxpr))
   planner = _Planner(native_only)
   for eqn in jaxpr.eqns:

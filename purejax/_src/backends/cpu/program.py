@@ -180,6 +180,7 @@ class _Function:
       else:
         self.copies.append((slot, v))
     self.temps = {}      # var -> C name of a malloc'd buffer
+    self.lifetimes = {}  # var -> [first, last] index of the steps using its buffer
     self.scratches = []  # (C name, ctype, count, step index) of native steps' buffers
     self.step_index = 0
     self.literals = []   # declarations of literal operands
@@ -197,6 +198,8 @@ class _Function:
       return f"(({ct}*)ext[{self.ext[v]}])"
     if v not in self.temps:
       self.temps[v] = f"b{len(self.temps)}"
+      self.lifetimes[v] = [self.step_index, self.step_index]
+    self.lifetimes[v][1] = self.step_index
     return self.temps[v]
 
   def scratch(self, v):
@@ -225,6 +228,7 @@ class _Function:
         self.lines.append(f"{k.name}({', '.join(args)});")
       else:
         native.emit(step, self)
+    self.step_index = len(self.steps)   # the copies of results come last
     for slot, v in self.copies:
       ct = codegen_ops.storage_ctype(v.aval.dtype)
       if type(v) is Literal:
@@ -234,7 +238,8 @@ class _Function:
         nbytes = int(np.prod(v.aval.shape, dtype=np.int64)) * np.dtype(v.aval.dtype).itemsize
         self.lines.append(f"memcpy(ext[{slot}], {self.ptr(v)}, {nbytes});")
     self.unit.uses_blas |= self.uses_blas
-    buffers = [(name, codegen_ops.storage_ctype(v.aval.dtype), int(np.prod(v.aval.shape, dtype=np.int64)))
+    buffers = [(name, codegen_ops.storage_ctype(v.aval.dtype),
+                int(np.prod(v.aval.shape, dtype=np.int64)), tuple(self.lifetimes[v]))
                for v, name in self.temps.items()]
     name = signature.split("(")[0].split()[-1]
     out = [signature + " {", "  int rc = 1;"]
@@ -267,25 +272,38 @@ def _padded(n, ct):
   return -(-max(1, n) * _SIZES[ct] // 64) * 64
 
 
+def _pack(blocks):
+  """Offsets for ``blocks`` ((size, (first, last step)) each) in one block,
+  and its size: largest first, each at the lowest offset free of every
+  placed block whose steps overlap its own (the shapes alone decide)."""
+  order = sorted(range(len(blocks)), key=lambda i: (-blocks[i][0], i))
+  placed, offsets, total = [], [0] * len(blocks), 0
+  for i in order:
+    size, (first, last) = blocks[i]
+    busy = sorted((off, off + sz) for off, sz, (f, l) in placed if f <= last and first <= l)
+    offset = 0
+    for start, end in busy:
+      if offset + size <= start:
+        break
+      offset = max(offset, end)
+    placed.append((offset, size, (first, last)))
+    offsets[i] = offset
+    total = max(total, offset + size)
+  return offsets, total
+
+
 class _Arena:
   """A function's temporary buffers carved from one block; up to ``_POOL``
   blocks are kept for later calls (when small enough), each taken by one
-  call at a time."""
+  call at a time.  Buffers whose steps do not overlap share memory."""
 
   def __init__(self, name, buffers, scratches=()):
-    self.name, self.buffers = name, list(buffers)
-    self.offsets, total = [], 0
-    for _, ct, n in buffers:
-      self.offsets.append(total)
-      total += _padded(n, ct)
-    # Each step's scratch buffers from one region after the others.
-    region, used = total, {}
-    for name_, ct, n, step in scratches:
-      self.buffers.append((name_, ct, n))
-      self.offsets.append(region + used.get(step, 0))
-      used[step] = used.get(step, 0) + _padded(n, ct)
-    self.total = region + max(used.values(), default=0)
-    self.keep = 0 < total <= _KEEP_BYTES
+    # (name, ctype, count, (first, last step using it)); a step's scratch
+    # buffers live during that step only.
+    self.name = name
+    self.buffers = list(buffers) + [(n, ct, c, (step, step)) for n, ct, c, step in scratches]
+    self.offsets, self.total = _pack([(_padded(c, ct), life) for _, ct, c, life in self.buffers])
+    self.keep = 0 < self.total <= _KEEP_BYTES
 
   def statics(self):
     if not self.keep:
@@ -308,7 +326,7 @@ class _Arena:
     if self.keep:
       lines.append(f"if (slot >= 0) {self.name}_arena[slot] = arena;")
     lines += [f"{ct}* {name} = ({ct}*)(arena + {off});"
-              for (name, ct, _), off in zip(self.buffers, self.offsets)]
+              for (name, ct, _, _), off in zip(self.buffers, self.offsets)]
     return lines
 
   def release(self):
