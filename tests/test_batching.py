@@ -398,7 +398,7 @@ def test_cases_cover_every_primitive():
   prims |= {add_any_p, stop_gradient_p}
   missing = {p.name for p in prims} - seen
   assert not missing, missing
-  assert "checkpoint" in seen and "jit" in seen
+  assert "remat2" in seen and "jit" in seen
 
 
 def test_every_primitive_has_a_batching_rule():

@@ -237,6 +237,35 @@ def test_vjp_function_leaves_are_its_residuals_as_jax(make):
 
 
 @pytest.mark.parametrize("make", _VJP_FUNS)
+def test_linearize_function_leaves_are_its_residuals_as_jax(make):
+  real = oracle()
+  import jax.numpy as real_jnp
+  x = np.arange(3.0, dtype=np.float32)
+  out, f_jvp = jax.linearize(make(jnp), jnp.asarray(x))
+  want_fn = real.linearize(make(real_jnp), real_jnp.asarray(x))[1]
+  got, want = jax.tree.leaves(f_jvp), real.tree.leaves(want_fn)
+  assert type(f_jvp).__name__ == type(want_fn).__name__ == "Partial"
+  assert [(g.shape, g.dtype) for g in got] == [(w.shape, w.dtype) for w in want]
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+  t = np.linspace(-1, 1, 3).astype(np.float32)   # it still computes the JVP, also under jit
+  np.testing.assert_allclose(np.asarray(jax.jit(lambda f, t: f(t))(f_jvp, t)),
+                             np.asarray(want_fn(t)), rtol=1e-6)
+
+
+def test_checkpoint_prints_as_jax():
+  real = oracle()
+  import jax.numpy as real_jnp
+  texts = []
+  for m, mnp in ((jax, jnp), (real, real_jnp)):
+    f = lambda x: mnp.sin(x) * x
+    texts.append([str(m.make_jaxpr(m.checkpoint(f, policy=p))(1.0))
+                  for p in (None, m.checkpoint_policies.nothing_saveable,
+                            m.checkpoint_policies.dots_saveable, lambda *a, **k: True)])
+  assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("make", _VJP_FUNS)
 def test_vjp_function_passes_through_jit_with_traced_residuals(make):
   f = make(jnp)
   x = jnp.arange(3.0)

@@ -91,7 +91,7 @@ def linearize(fun, *primals, has_aux=False):
   out_tree, aux = _unbox(box)
   in_avals = [ad.tangent_aval(core.get_aval(p)) for p in p_leaves]
 
-  def f_jvp(*tangents):
+  def f_jvp(residuals, *tangents):
     t_leaves, t_tree = tree_util.tree_flatten(tangents)
     if t_tree != in_tree:
       raise ValueError(f"linearized function called on tangent values inconsistent with "
@@ -106,6 +106,8 @@ def linearize(fun, *primals, has_aux=False):
     outs = eval_jaxpr(jaxpr, residuals, *t_leaves)
     return tree_util.tree_unflatten(out_tree, outs)
 
+  # A Partial whose leaves are the residuals, as JAX's (see vjp).
+  f_jvp = tree_util.Partial(f_jvp, list(residuals))
   out = tree_util.tree_unflatten(out_tree, out_p)
   return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 

@@ -13,6 +13,8 @@ names of the caller's arguments and results, as JAX prints them (unless
 """
 import collections
 
+import re
+
 import numpy as np
 
 from purejax._src import pretty_printer as pp
@@ -75,7 +77,11 @@ def _param_value_doc(value, names):
     return pp.group(pp.nest(2, pp.text("(") + pp.brk("") + inner) + pp.brk("") + pp.text(")"))
   if isinstance(value, np.dtype):
     return pp.text(value.name)
-  return pp.text(str(value))
+  # Object addresses masked, as JAX prints them (the same text on every run).
+  return pp.text(_ADDRESS.sub(" at 0xXXXXXXXXXXXX", str(value)))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _params_doc(pairs, names):

@@ -14,8 +14,9 @@ from purejax._src.interpreters import ad
 from purejax._src.pjit import (call_batch, call_partial_eval, call_partial_eval_jaxpr, call_transpose,
                                executable_for, jvp_jaxpr, trace_closed)
 
-remat_p = core.Primitive("checkpoint", multiple_results=True)
+remat_p = core.Primitive("remat2", multiple_results=True)   # JAX's name for it
 remat_p.call_jaxpr_param = "jaxpr"
+remat_p.call_shares_names = False   # JAX prints its body with fresh names
 remat_p.impl = lambda *args, jaxpr, **params: executable_for(jaxpr)(*args)
 remat_p.abstract_eval = lambda *avals, jaxpr, **params: jaxpr.out_avals
 
@@ -44,9 +45,32 @@ remat_p.partial_eval = call_partial_eval(remat_p)
 remat_p.partial_eval_jaxpr = call_partial_eval_jaxpr
 remat_p.transpose = call_transpose
 remat_p.batch = call_batch(remat_p)
-remat_p.pp_params = lambda params: [
-    ("jaxpr", params["jaxpr"]), ("prevent_cse", params["prevent_cse"]),
-    ("differentiated", params["differentiated"]), ("policy", params["policy"])]
+
+
+class DotsSaveable:
+  """The policy saving matrix products (only those without batch dims, if
+  ``only_if_no_batch_dims``): an object with JAX's repr."""
+  __slots__ = ("only_if_no_batch_dims",)
+
+  def __init__(self, only_if_no_batch_dims):
+    self.only_if_no_batch_dims = bool(only_if_no_batch_dims)
+
+  def __call__(self, prim, *avals, **params):
+    if prim.name != "dot_general":
+      return False
+    if not self.only_if_no_batch_dims:
+      return True
+    (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    return not lhs_batch and not rhs_batch
+
+  def __repr__(self):
+    return f"DotsSaveable(only_if_no_batch_dims={self.only_if_no_batch_dims})"
+
+  def __eq__(self, other):
+    return type(other) is DotsSaveable and other.only_if_no_batch_dims == self.only_if_no_batch_dims
+
+  def __hash__(self):
+    return hash((DotsSaveable, self.only_if_no_batch_dims))
 
 
 class checkpoint_policies:
@@ -64,20 +88,8 @@ class checkpoint_policies:
   def nothing_saveable(prim, *avals, **params):
     return False
 
-  @staticmethod
-  def dots_saveable(prim, *avals, **params):
-    return prim.name == "dot_general"
-
-  checkpoint_dots = dots_saveable
-
-  @staticmethod
-  def dots_with_no_batch_dims_saveable(prim, *avals, **params):
-    if prim.name != "dot_general":
-      return False
-    (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
-    return not lhs_batch and not rhs_batch
-
-  checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+  dots_saveable = checkpoint_dots = DotsSaveable(False)
+  dots_with_no_batch_dims_saveable = checkpoint_dots_with_no_batch_dims = DotsSaveable(True)
 
   @staticmethod
   def offload_dot_with_no_batch_dims(offload_src, offload_dst):
@@ -95,6 +107,13 @@ class checkpoint_policies:
   save_and_offload_only_these_names = staticmethod(
       checkpoint_names.save_and_offload_only_these_names)
   save_from_both_policies = staticmethod(checkpoint_names.save_from_both_policies)
+
+
+for _policy in vars(checkpoint_policies).values():   # printed by name, as JAX's functions
+  _policy = getattr(_policy, "__func__", _policy)
+  if callable(_policy) and hasattr(_policy, "__qualname__"):
+    _policy.__qualname__ = _policy.__name__
+del _policy
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):

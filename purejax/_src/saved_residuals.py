@@ -54,7 +54,7 @@ def _origin(jaxpr, var, arg_index, names, position=()):
   where = f" from {eqn.source_info}" if eqn.source_info is not None else ""
   if eqn.primitive is name_p:
     return key, f"named '{eqn.params['name']}'{where}"
-  if eqn.primitive.name == "checkpoint":   # look inside, as JAX inlines it
+  if eqn.primitive.name == "remat2":   # look inside, as JAX inlines it
     inner = eqn.params["jaxpr"].jaxpr
     inner_var = inner.outvars[eqn.outvars.index(var)]
     if inner_var in inner.invars:

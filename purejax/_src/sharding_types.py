@@ -255,7 +255,7 @@ def _dot_general(prim, avals, params, outs):
 
 # Primitives whose output avals come from their own jaxprs (already typed).
 _FROM_JAXPR = {"jit", "cond", "while", "scan", "custom_jvp_call", "custom_vjp_call",
-               "checkpoint", "custom_lin", "custom_linear_solve", "custom_vmap_call",
+               "remat2", "custom_lin", "custom_linear_solve", "custom_vmap_call",
                "shard_map", "reshard", "device_put", "sharding_constraint", "composite",
                "optimization_barrier", "debug_callback", "debug_print", "dce_sink"}
 

@@ -28,7 +28,7 @@ SAME_IN_BOTH = frozenset("""
   reduce_sum reduce_prod reduce_max reduce_min reduce_and reduce_or reduce_xor
   argmax argmin stop_gradient copy copy_p gather threefry2x32 random_bits random_wrap
   random_unwrap random_seed pjit jit closed_call core_call custom_jvp_call
-  custom_vjp_call custom_vjp_call_jaxpr remat checkpoint scan while cond
+  custom_vjp_call custom_vjp_call_jaxpr remat remat2 checkpoint scan while cond
   optimization_barrier cumsum cumprod
 """.split())
 
