@@ -197,3 +197,28 @@ def test_chex_chexify_inside_jit():
   done = subprocess.run([sys.executable, "-c", CHEX_PROGRAM], env=env, capture_output=True,
                         text=True, timeout=600)
   assert done.returncode == 0 and "OK" in done.stdout, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("start", [0, 3, 200])
+def test_checks_in_a_while_loops_cond_as_jax(start):
+  """The cond's checks run on the first carry and on every carry after it."""
+  real = oracle()
+  from jax.experimental import checkify as rcheckify
+
+  def make(m, ck):
+    def f(x):
+      def cond(c):
+        ck.check(c[0] < 100, "cond saw {c}", c=c[0])
+        ck.check(c[0] != 4, "four {c}", c=c[0])
+        return c[0] < 5
+      return m.lax.while_loop(cond, lambda c: (c[0] + 1, c[1] * 2), (x, 1.0))
+    return f
+
+  for jit in (False, True):
+    got = pcheckify.checkify(make(purejax, pcheckify))
+    want = rcheckify.checkify(make(real, rcheckify))
+    if jit:
+      got, want = purejax.jit(got), real.jit(want)
+    (ge, go), (we, wo) = got(start), want(start)
+    assert ge.get() == we.get()
+    np.testing.assert_array_equal(np.asarray(go[1]), np.asarray(wo[1]))

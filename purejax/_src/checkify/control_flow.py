@@ -114,11 +114,45 @@ def _merging_body(new, tree, n_consts, split_rest):
   return fun
 
 
+def _checked_cond_rule(trace, vals, params, checked, checked_consts, tree):
+  """A while loop whose cond checks: as JAX, the checks run on the initial
+  carry before the loop and on each new carry at the end of the body, and
+  the loop's cond only computes the predicate."""
+  from purejax._src.pjit import trace_closed
+  cond, body = params["cond_jaxpr"], params["body_jaxpr"]
+  cn, bn = params["cond_nconsts"], params["body_nconsts"]
+  cond_consts, body_consts, init = vals[:cn], vals[cn:cn + bn], vals[cn + bn:]
+  n = tree.num_leaves
+  first = eval_jaxpr(checked.jaxpr, checked.consts, *checked_consts, *cond_consts, *init)
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, first[:n]))
+
+  def predicate(*args):
+    return eval_jaxpr(checked.jaxpr, checked.consts, *args)[n:]
+  new_cond, cond_extra = trace_closed(
+      predicate, [core.get_aval(c) for c in checked_consts] + cond.in_avals)
+
+  def step(*args):
+    consts_c, consts_b, carry = args[:cn], args[cn:cn + bn], args[cn + bn:]
+    carry = eval_jaxpr(body.jaxpr, body.consts, *consts_b, *carry)
+    eval_jaxpr(cond.jaxpr, cond.consts, *consts_c, *carry)   # its checks, staged
+    return carry
+  new_body, body_extra = trace_closed(step, cond.in_avals[:cn] + body.in_avals)
+  vals = [*cond_extra, *checked_consts, *cond_consts, *body_extra, *cond_consts,
+          *body_consts, *init]
+  return _while_rule(trace, vals, dict(
+      params, cond_jaxpr=new_cond, body_jaxpr=new_body,
+      cond_nconsts=len(cond_extra) + len(checked_consts) + cn,
+      body_nconsts=len(body_extra) + cn + bn))
+
+
 def _while_rule(trace, vals, params):
   from purejax._src.lax.control_flow.loops import while_p
   from purejax._src.pjit import trace_closed
   cond, body = params["cond_jaxpr"], params["body_jaxpr"]
   cn, bn = params["cond_nconsts"], params["body_nconsts"]
+  checked, checked_consts, cond_tree = checkify_closed(cond, trace.enabled)
+  if _sites(cond_tree):
+    return _checked_cond_rule(trace, vals, params, checked, checked_consts, cond_tree)
   cond_consts, body_consts, init = vals[:cn], vals[cn:cn + bn], vals[cn + bn:]
   new, inner_consts, tree = checkify_closed(body, trace.enabled)
   if not _sites(tree):
