@@ -222,3 +222,33 @@ def test_checks_in_a_while_loops_cond_as_jax(start):
     (ge, go), (we, wo) = got(start), want(start)
     assert ge.get() == we.get()
     np.testing.assert_array_equal(np.asarray(go[1]), np.asarray(wo[1]))
+
+
+@pytest.mark.parametrize("x", [-1.0, 0.5])
+def test_checks_in_a_custom_jvp_function_as_jax(x):
+  """The function's checks are checked, under grad too; its rule gives the gradient."""
+  real = oracle()
+  from jax.experimental import checkify as rcheckify
+
+  def make(m, ck):
+    @m.custom_jvp
+    def g(x):
+      ck.check(x > 0, "negative {x}", x=x)
+      return m.numpy.sin(x)
+    g.defjvp(lambda p, t: (g(p[0]), 3.0 * t[0]))   # not sin's derivative: the rule is used
+    return g
+
+  g, rg = make(purejax, pcheckify), make(real, rcheckify)
+  cases = [(lambda m, ck, g: ck.checkify(g)),
+           (lambda m, ck, g: ck.checkify(m.grad(g))),
+           (lambda m, ck, g: ck.checkify(m.jit(m.grad(g)))),
+           (lambda m, ck, g: m.jit(ck.checkify(g)))]
+  for case in cases:
+    (ge, go), (we, wo) = case(purejax, pcheckify, g)(x), case(real, rcheckify, rg)(x)
+    assert ge.get() == we.get()
+    np.testing.assert_allclose(np.asarray(go), np.asarray(wo), rtol=1e-6)
+  if x < 0:
+    return   # JAX raises here, from the failing check the rule's g(x) makes eagerly
+  got = purejax.grad(lambda x: pcheckify.checkify(g)(x)[1])(x)
+  want = real.grad(lambda x: rcheckify.checkify(rg)(x)[1])(x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)

@@ -1,4 +1,5 @@
-"""checkify's rules for primitives with sub-jaxprs: jit, cond, while, scan.
+"""checkify's rules for primitives with sub-jaxprs: jit, cond, while, scan,
+custom_jvp.
 
 A sub-jaxpr is checkified once, starting from no error, into a jaxpr that
 also returns its error's leaves.  Branches are widened to the union of their
@@ -198,13 +199,51 @@ def _scan_rule(trace, vals, params):
   return outs[n:]
 
 
+# -- custom_jvp ------------------------------------------------------------------------
+
+def _custom_jvp_rule(trace, vals, params):
+  """The function is checked; its JVP rule is not (as in JAX: check the jvp
+  of a function to check its rule): on the JVP path nothing has failed."""
+  from purejax._src.custom_derivatives_common import Named
+  from purejax._src.custom_jvp import custom_jvp_call_p
+  from purejax._src.interpreters import partial_eval as pe
+  from purejax._src.jaxpr import ClosedJaxpr
+  new, inner_consts, tree = checkify_closed(params["call_jaxpr"], trace.enabled)
+  if not _sites(tree):
+    return custom_jvp_call_p.bind(*vals, **params)
+  n = tree.num_leaves
+  err_avals = new.out_avals[:n]
+  rule, cache = params["jvp_jaxpr_fun"], {}
+
+  def lifted(nonzeros):
+    if nonzeros not in cache:
+      closed, out_nonzeros = rule.value(nonzeros)
+      # checks the rule makes (calling the function) are functionalized, then dropped
+      rule_checked, rule_consts, rule_tree = checkify_closed(closed, trace.enabled)
+
+      def fun(*args):
+        no_error = tree_util.tree_leaves(_zeros_error(tree, err_avals))
+        outs = eval_jaxpr(rule_checked.jaxpr, rule_checked.consts, *rule_consts, *args)
+        return [*no_error, *outs[rule_tree.num_leaves:]]
+      jaxpr, consts = pe.trace_to_jaxpr(fun, closed.in_avals)
+      cache[nonzeros] = (ClosedJaxpr(jaxpr, consts), (False,) * n + tuple(out_nonzeros))
+    return cache[nonzeros]
+
+  outs = custom_jvp_call_p.bind(*inner_consts, *vals, **dict(
+      params, call_jaxpr=new, jvp_jaxpr_fun=Named(rule.name, lifted),
+      num_consts=len(inner_consts) + params["num_consts"]))
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+  return outs[n:]
+
+
 def _register():
   from purejax._src.lax.control_flow.cond import cond_p
   from purejax._src.lax.control_flow.loops import while_p
   from purejax._src.lax.control_flow.scan import scan_p
+  from purejax._src.custom_jvp import custom_jvp_call_p
   from purejax._src.pjit import pjit_p
   higher_order_rules.update({pjit_p: _pjit_rule, cond_p: _cond_rule, while_p: _while_rule,
-                             scan_p: _scan_rule})
+                             scan_p: _scan_rule, custom_jvp_call_p: _custom_jvp_rule})
 
 
 _register()
