@@ -8,6 +8,7 @@ has to be found at link time.  SciPy is a dependency; without it
 """
 import ctypes
 import functools
+import os
 
 from purejax._src import openblas
 
@@ -49,18 +50,21 @@ void pj_set_blas(void* s, void* d, void* c, void* z, void* enter, void* leave) {
 /* out[b] (M x N, row-major) = lhs[b] (M x K, or K x M unless lhs_last)
    @ rhs[b] (K x N if rhs_first, else N x K), as column-major
    out^T = rhs^T lhs^T.  out is cut into tiles, one gemm call each, that
-   ``threads`` OpenMP threads share: a side of PJ_GEMM_TILES tiles at most
-   (so at least 16 tiles on large products) and of PJ_GEMM_MIN..PJ_GEMM_MAX
-   rows or columns.  The shape alone, not the thread count, decides the
-   tiles and so which gemm call computes an element: the bits do not depend
-   on the thread count. */
-#define PJ_GEMM_TILES @TILES@
-#define PJ_GEMM_MIN @MIN@
-#define PJ_GEMM_MAX @MAX@
-static int pj_gemm_tile(int n) {
-  int t = (n + PJ_GEMM_TILES - 1) / PJ_GEMM_TILES;
-  t = (t + PJ_GEMM_MIN - 1) / PJ_GEMM_MIN * PJ_GEMM_MIN;
-  return t > PJ_GEMM_MAX ? PJ_GEMM_MAX : t;
+   ``threads`` OpenMP threads share: about two per core of this machine,
+   columns of PJ_GEMM_WIDE or more first (a gemm call over all rows and a
+   band of columns repacks least), then rows.  The shape and the machine,
+   not the thread count, decide the tiles and so which gemm call computes
+   an element: the bits do not depend on the thread count. */
+#define PJ_GEMM_CORES @CORES@
+#define PJ_GEMM_WIDE @WIDE@
+static void pj_gemm_tiles(int M, int N, int* tm, int* tn) {
+  const int want = 2 * PJ_GEMM_CORES;
+  int cols = (N + PJ_GEMM_WIDE - 1) / PJ_GEMM_WIDE;
+  cols = cols > want ? want : cols < 1 ? 1 : cols;
+  const int rows = (want + cols - 1) / cols;
+  const int n = ((N + cols - 1) / cols + 63) / 64 * 64, m = ((M + rows - 1) / rows + 63) / 64 * 64;
+  *tn = n > 64 ? n : 64;
+  *tm = m > 64 ? m : 64;
 }
 /* Tile t of PJ_GEMM's product (the names are PJ_GEMM's locals). */
 #define PJ_GEMM_TILE(T, GEMM, t) do {                                                  \
@@ -78,7 +82,8 @@ static void NAME(int64_t batch, int M, int N, int K, int lhs_last, int rhs_first
   const char* tb = lhs_last ? "N" : "T";                                                \
   const int lda = rhs_first ? N : K, ldb = lhs_last ? K : M, ldc = N;                   \
   const T one = 1, zero = 0;                                                            \
-  const int tm = pj_gemm_tile(M), tn = pj_gemm_tile(N);                                 \
+  int tm, tn;                                                                            \
+  pj_gemm_tiles(M, N, &tm, &tn);                                                        \
   const int64_t rows = (M + tm - 1) / tm, cols = (N + tn - 1) / tn;                     \
   const int64_t tiles = batch * rows * cols;                                            \
   if (threads < 1) threads = 1;                                                         \
@@ -100,10 +105,21 @@ PJ_GEMM(pj_gemm_f64, double, pj_dgemm)
 PJ_GEMM(pj_gemm_c64, float _Complex, pj_cgemm)
 PJ_GEMM(pj_gemm_c128, double _Complex, pj_zgemm)
 """
-# pj_gemm's tiles (conv.py predicts how many a product has).
-GEMM_TILES, GEMM_MIN, GEMM_MAX = 4, 64, 256
-C_DECLARATIONS = (C_DECLARATIONS.replace("@TILES@", str(GEMM_TILES))
-                  .replace("@MIN@", str(GEMM_MIN)).replace("@MAX@", str(GEMM_MAX)))
+# pj_gemm's tiles: the machine's logical CPUs (not the thread count, which
+# must not change the bits) and the narrowest band of columns split off.
+GEMM_CORES, GEMM_WIDE = max(1, os.cpu_count() or 1), 256
+C_DECLARATIONS = (C_DECLARATIONS.replace("@CORES@", str(GEMM_CORES))
+                  .replace("@WIDE@", str(GEMM_WIDE)))
+
+
+def gemm_tile_count(m, n):
+  """How many tiles ``pj_gemm`` cuts an m x n product into (pj_gemm_tiles)."""
+  want = 2 * GEMM_CORES
+  cols = min(want, max(1, -(-n // GEMM_WIDE)))
+  rows = -(-want // cols)
+  tn = max(64, -(-(-(-n // cols)) // 64) * 64)
+  tm = max(64, -(-(-(-m // rows)) // 64) * 64)
+  return -(-m // tm) * -(-n // tn)
 
 # Products smaller than this many multiply-adds run on one thread.
 PARALLEL_MIN_FLOPS = 1 << 19

@@ -163,15 +163,6 @@ def _block_lines(g, p, xc, wc, res, cb, gb, threads, parallel):
   return lines
 
 
-def _gemm_tiles(m, n):
-  """How many tiles ``pj_gemm`` cuts an m x n product into (blas.py's
-  pj_gemm_tile)."""
-  def tile(k):
-    t = -(-k // blas.GEMM_TILES)
-    return min(blas.GEMM_MAX, -(-t // blas.GEMM_MIN) * blas.GEMM_MIN)
-  return -(-m // tile(m)) * -(-n // tile(n))
-
-
 def emit(step, fn):
   eqn, p = step.eqn, step.eqn.params
   lhs, rhs = eqn.invars
@@ -194,7 +185,7 @@ def emit(step, fn):
   small = g.groups * g.block * g.og * g.cols < blas.PARALLEL_MIN_FLOPS   # one block's
   by_block = (threads > 1 and g.nblocks > 1
               and g.groups * g.rows * g.og * g.cols >= blas.PARALLEL_MIN_FLOPS
-              and (g.nblocks >= threads or g.groups * _gemm_tiles(g.block, g.og) < threads))
+              and (g.nblocks >= threads or g.groups * blas.gemm_tile_count(g.block, g.og) < threads))
   head = f"for (int64_t blk = 0; blk < {g.nblocks}; blk++) {{"
   bounds = [f"  const int64_t r0 = blk * {g.block};",
             f"  const int64_t nr = {g.rows} - r0 < {g.block} ? {g.rows} - r0 : {g.block};"]
