@@ -35,6 +35,7 @@ from purejax._src.lax.parallel import (
     all_gather, all_gather_p, all_to_all, all_to_all_p, axis_index, axis_index_p,
     axis_size, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum,
     psum_p, psum_scatter)
+from purejax._src.lax.parallel_ragged import ragged_all_to_all, ragged_all_to_all_p
 from purejax._src.lax.control_flow.scan import associative_scan, map, scan, scan_p
 from purejax._src.lax.control_flow.loops import fori_loop, while_loop, while_p
 from purejax._src.lax.control_flow.cond import cond, cond_p, switch
