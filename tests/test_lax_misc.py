@@ -583,7 +583,7 @@ def test_compiled_backend_runs_the_new_primitives():
 
 def test_exported_names_cover_jax_lax():
   jax = oracle()
-  skipped = {"psend", "precv", "ragged_all_to_all", "ragged_all_to_all_p"}
+  skipped = {"psend", "precv"}
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     missing = [n for n in dir(jax.lax) if not n.startswith("_") and not hasattr(lax, n)]

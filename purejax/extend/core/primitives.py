@@ -4,7 +4,7 @@ Each name is purejax's own primitive object (``add_p is purejax.lax.add_p``),
 so a custom interpreter can compare ``eqn.primitive`` with them.  JAX's
 ``jit_p`` is purejax's ``pjit_p`` (printed ``jit``) and ``add_jaxvals_p`` its
 ``add_any_p``.  JAX primitives purejax does not have (tokens, refs, Schur and
-Hessenberg decompositions, ``ragged_all_to_all``...) are absent.
+Hessenberg decompositions...) are absent.
 """
 from purejax.lax import (  # noqa: F401
     abs_p, acos_p, acosh_p, add_p, all_gather_p, all_to_all_p, and_p, approx_top_k_p,
@@ -18,7 +18,8 @@ from purejax.lax import (  # noqa: F401
     gt_p, igamma_grad_a_p, igamma_p, igammac_p, imag_p, integer_pow_p, iota_p,
     is_finite_p, le_p, le_to_p, lgamma_p, linear_solve_p, log1p_p, log_p, logistic_p,
     lt_p, lt_to_p, max_p, min_p, mul_p, ne_p, neg_p, nextafter_p, not_p, or_p, pad_p,
-    pmax_p, pmin_p, polygamma_p, population_count_p, pow_p, ppermute_p, psum_p, real_p,
+    pmax_p, pmin_p, polygamma_p, population_count_p, pow_p, ppermute_p, psum_p,
+    ragged_all_to_all_p, real_p,
     reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_p, reduce_precision_p,
     reduce_prod_p, reduce_sum_p, reduce_window_max_p, reduce_window_min_p,
     reduce_window_p, reduce_window_sum_p, reduce_xor_p, regularized_incomplete_beta_p,
