@@ -583,11 +583,10 @@ def test_compiled_backend_runs_the_new_primitives():
 
 def test_exported_names_cover_jax_lax():
   jax = oracle()
-  skipped = {"psend", "precv"}
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     missing = [n for n in dir(jax.lax) if not n.startswith("_") and not hasattr(lax, n)]
-  assert not set(missing) - skipped, sorted(set(missing) - skipped)
+  assert not missing, sorted(missing)
 
 
 def test_x64_fixture_is_restored():

@@ -36,6 +36,7 @@ from purejax._src.lax.parallel import (
     axis_size, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum,
     psum_p, psum_scatter)
 from purejax._src.lax.parallel_ragged import ragged_all_to_all, ragged_all_to_all_p
+from purejax._src.lax.parallel_p2p import precv, psend
 from purejax._src.lax.control_flow.scan import associative_scan, map, scan, scan_p
 from purejax._src.lax.control_flow.loops import fori_loop, while_loop, while_p
 from purejax._src.lax.control_flow.cond import cond, cond_p, switch
