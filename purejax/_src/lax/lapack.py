@@ -573,9 +573,8 @@ def syevd(x, *, lower, vectors=True):
       args += [_Work(lrwork, real), ints[2]]
     args += [_Work(liwork, np.int32), ints[3], _each(info)]
     # About 4 n^3 multiply-adds with vectors; without, 4/3 n^3 in the
-    # reduction to tridiagonal form, whose matrix-vector products already
-    # gain from OpenBLAS's threads at n = 512 (so counted as 2 n^3).
-    _run(name, count, args, (4 if vectors else 2) * n ** 3)
+    # reduction to tridiagonal form.
+    _run(name, count, args, 4 * n ** 3 if vectors else 4 * n ** 3 // 3)
     bad = info != 0
   _fail_nan([t, w], bad)
   v = from_columns(t, batch, x.dtype) if vectors else None
