@@ -123,8 +123,31 @@ def _fix_zero_sign(x, out, axis, negative):
   return np.where(out == 0, signed.astype(out.dtype), out)
 
 
+def _complex_first(a, b, negative):
+  """Where ``a`` comes strictly before ``b`` by (real, imaginary) (strictly
+  after when not ``negative``): False for NaNs and ties."""
+  ar, br, ai, bi = a.real, b.real, a.imag, b.imag
+  if negative:
+    return np.where(ar == br, ai < bi, ar < br)
+  return np.where(ar == br, ai > bi, ar > br)
+
+
+def _complex_extremum(x, axis, negative):
+  """A running complex max/min with XLA's elementwise rule (the later element
+  unless the running value is strictly first), sequentially: with NaNs that
+  rule is not associative."""
+  x = np.moveaxis(x, axis, 0)
+  out = np.empty_like(x)
+  run = out[0] = x[0]
+  for i in range(1, x.shape[0]):
+    run = out[i] = np.where(_complex_first(run, x[i], negative), run, x[i])
+  return np.moveaxis(out, 0, axis)
+
+
 def _extremum(ufunc, negative):
   def accumulate(x, axis):
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+      return _complex_extremum(x, axis, negative)
     return _fix_zero_sign(x, ufunc.accumulate(x, axis=axis), axis, negative)
   return accumulate
 

@@ -46,8 +46,32 @@ def _logaddexp_accumulate(x, axis):
   return np.moveaxis(out, 0, axis)
 
 
+def _multiply(a, b):
+  """a * b; complex by the plain formula with separate roundings (the C
+  code's pj_cmul: NumPy's vector loops may fuse them)."""
+  if not np.iscomplexobj(a) and not np.iscomplexobj(b):
+    return np.multiply(a, b)
+  a, b = np.asarray(a), np.asarray(b)
+  ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+  out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
+  out.real = ar * br - ai * bi
+  out.imag = ar * bi + ai * br
+  return out
+
+
+def _multiply_accumulate(x, axis):
+  if not np.iscomplexobj(x):
+    return np.multiply.accumulate(x, axis=axis)
+  x = np.moveaxis(x, axis, 0)
+  out = np.empty_like(x)
+  run = out[0] = x[0]
+  for i in range(1, x.shape[0]):
+    run = out[i] = _multiply(run, x[i])
+  return np.moveaxis(out, 0, axis)
+
+
 _COMBINE = {"cumsum": (np.add, lambda x, axis: np.add.accumulate(x, axis=axis), -0.0),
-            "cumprod": (np.multiply, lambda x, axis: np.multiply.accumulate(x, axis=axis), 1.0),
+            "cumprod": (_multiply, _multiply_accumulate, 1.0),
             "cumlogsumexp": (logaddexp, _logaddexp_accumulate, -np.inf)}
 
 
@@ -90,7 +114,8 @@ def _exclusive(t, name):
 
 def ordered_scan(name, x, axis):
   """The inclusive scan ``name`` of ``x`` along ``axis``, forward, in the
-  fixed block order, rounded once to ``x``'s dtype."""
+  fixed block order, rounded once to ``x``'s dtype (half floats through
+  float32)."""
   combine, accumulate, identity = _COMBINE[name]
   with np.errstate(all="ignore"):
     a = np.moveaxis(np.asarray(x), axis, 0).astype(accumulator_dtype(x.dtype))
@@ -103,4 +128,7 @@ def ordered_scan(name, x, axis):
       out = combine(offsets[:, None], inclusive)
       out[0] = inclusive[0]
       out = out.reshape((-1,) + a.shape[1:])[:n]
-    return np.moveaxis(out, 0, axis).astype(x.dtype)
+    out = np.moveaxis(out, 0, axis)
+    if x.dtype.itemsize < 4:   # half floats: through float32, as XLA converts
+      out = out.astype(np.float32)
+    return out.astype(x.dtype)

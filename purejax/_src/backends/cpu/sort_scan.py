@@ -21,8 +21,13 @@ blocks along the axis: each block's total is computed, the totals are
 prefixed, and each block rescanned from its offset.  The split depends only
 on the shape, so the bits do not depend on the thread count.
 
-16-bit floats sort by keys made from their stored bits; their scans, and
-complex sorts and scans, have no C code: those stay host steps (NumPy).
+16-bit floats sort by keys made from their stored bits and scan as float
+(sums, products, log-sum-exps in double, rounded once through float32, as
+scan_order does; extrema exactly).  Complex sums and products accumulate in
+double _Complex (NumPy's product formula); complex cummax/cummin run one
+sequential pass per lane with XLA's elementwise rule (the later element
+unless the running value comes strictly first), not in blocks: with NaNs
+that rule is not associative.  Complex sorts: ``sort_complex``.
 """
 import numpy as np
 
@@ -52,20 +57,20 @@ def _split(shape, axis):
 
 
 def supported(eqn):
-  """Whether ``eqn`` (a sort or cumulative reduction) has C code: operands
-  of C's own types (bool, integers, float32/float64: not complex or 16-bit
-  floats, whose orders and sums are not C's operators), rows indexable by
-  uint32."""
+  """Whether ``eqn`` (a sort or cumulative reduction) has C code: sorts of
+  bool, integers and real floats (16-bit ones by their bits; complex keys
+  in ``sort_complex``), rows indexable by uint32; scans of every numeric
+  dtype."""
+  if eqn.primitive.name != "sort":
+    return all(np.dtype(v.aval.dtype).kind in "iufc" or codegen_ops.is_half(v.aval.dtype)
+               for v in eqn.invars)
   for v in eqn.invars:
     dtype = np.dtype(v.aval.dtype)
-    if eqn.primitive.name == "sort" and codegen_ops.is_half(dtype):
+    if codegen_ops.is_half(dtype):
       continue   # keys from the stored bits; values only copied
-    if codegen_ops.is_half(dtype) or dtype.kind not in ("biuf" if eqn.primitive.name == "sort"
-                                                        else "iuf"):
+    if dtype.kind not in "biuf":
       return False
-  if eqn.primitive.name == "sort":
-    return eqn.invars[0].aval.shape[eqn.params["dimension"]] < 1 << 32
-  return True
+  return eqn.invars[0].aval.shape[eqn.params["dimension"]] < 1 << 32
 
 
 def emit(step, fn):
@@ -339,19 +344,27 @@ def _accumulator(name, dtype):
   and products in wide unsigned types."""
   dtype = np.dtype(dtype)
   ct = codegen_ops.ctype(dtype)
-  f = dtype.kind == "f"
+  f = dtype.kind == "f" or codegen_ops.is_half(dtype)
+  c = dtype.kind == "c"
   if name in ("cumsum", "cumprod"):
-    acc = "double" if f else codegen_ops.wide_unsigned(dtype)
+    acc = "double _Complex" if c else "double" if f else codegen_ops.wide_unsigned(dtype)
     op = "+" if name == "cumsum" else "*"
     # -0.0 + x is x for every x, -0.0 included.
-    identity = ("(-0.0)" if name == "cumsum" else "1.0") if f else ("0" if op == "+" else "1")
+    identity = ("(-0.0)" if name == "cumsum" else "1.0") if f or c else (
+        "0" if op == "+" else "1")
+    if c and op == "*":   # NumPy's product formula
+      return acc, f"(({acc}){identity})", lambda a, b: f"pj_cmul({a}, {b})"
     return acc, f"(({acc}){identity})", lambda a, b: f"({a} {op} {b})"
   if name == "cumlogsumexp":
     return "double", "(-(double)INFINITY)", lambda a, b: f"pj_logaddexp({a}, {b})"
   is_max = name == "cummax"
+  if c:   # pj_cmax(a, b) is b unless a is strictly first: (-inf, -inf) never is
+    inf = codegen_ops.literal(-np.inf if is_max else np.inf, codegen_ops._real_dtype(dtype))
+    helper = f"pj_c{'max' if is_max else 'min'}{'f' if dtype == np.complex64 else ''}"
+    return ct, f"__builtin_complex({inf}, {inf})", lambda a, b: f"{helper}({a}, {b})"
   identity = codegen_ops.lowest(dtype) if is_max else codegen_ops.highest(dtype)
   if f:
-    helper = f"pj_{'max' if is_max else 'min'}{'f' if dtype == np.float32 else ''}"
+    helper = f"pj_{'max' if is_max else 'min'}{'' if dtype == np.float64 else 'f'}"
     return ct, identity, lambda a, b: f"{helper}({a}, {b})"
   cmp = ">" if is_max else "<"
   return ct, identity, lambda a, b: f"({b} {cmp} {a} ? {b} : {a})"
@@ -367,6 +380,20 @@ def _lanes(shape, axis):
   return outer, min(outer, _ROW_LANES), n, 1, 1
 
 
+def _load(v, expr):
+  """The value of element ``expr`` of ``v`` (half floats from their bits)."""
+  return codegen_ops.load(expr, v.aval.dtype)
+
+
+def _store(v, value):
+  """Value ``value`` (of the accumulator) as stored in ``v``: rounded to
+  float first, then to a half float (scan_order's rounding)."""
+  dtype = v.aval.dtype
+  if codegen_ops.is_half(dtype):
+    return codegen_ops.store(codegen_ops.round_to(f"(float)({value})", dtype), dtype)
+  return f"({codegen_ops.ctype(dtype)})({value})"
+
+
 def _decompose(fn, x, shape, axis, ct, acc, blocks, block):
   outer, n, inner = _split(shape, axis)
   lanes, width, lane_stride, step, rows = _lanes(shape, axis)
@@ -375,41 +402,43 @@ def _decompose(fn, x, shape, axis, ct, acc, blocks, block):
           f"const int64_t o = task / {chunks}, j0 = task % {chunks} * {width};",
           f"const int64_t w = {lanes} - j0 < {width} ? {lanes} - j0 : {width};",
           f"const int64_t lo = b * {block}, hi = lo + {block} < {n} ? lo + {block} : {n};",
-          f"const {ct}* xb = {fn.ptr(x)} + o * {n * inner} + j0 * {lane_stride};",
+          f"const {codegen_ops.storage_ctype(x.aval.dtype)}* xb = {fn.ptr(x)} "
+          f"+ o * {n * inner} + j0 * {lane_stride};",
           f"{acc} a[{width}];"]
 
 
 def _emit_cumulative(eqn, fn):
   name, x = eqn.primitive.name, eqn.invars[0]
-  if name in scan_order.ORDERED and np.dtype(x.aval.dtype).kind == "f":
+  if name in scan_order.ORDERED and (np.dtype(x.aval.dtype).kind in "fc"
+                                     or codegen_ops.is_half(x.aval.dtype)):
     _emit_ordered(eqn, fn)
   else:
     _emit_exact(eqn, fn)
 
 
-def _xscan_helper(fn, name, combine, identity):
+def _xscan_helper(fn, name, combine, identity, acc):
   """C twin of scan_order._exclusive: the exclusive scan of ``m`` totals
-  (stride ``s``) in place, recursively by blocks; ``tmp`` holds
-  scan_order.exclusive_scan_sizes(m) doubles."""
+  (stride ``s``, of type ``acc``) in place, recursively by blocks; ``tmp``
+  holds scan_order.exclusive_scan_sizes(m) of them."""
   B = scan_order.SCAN_BLOCK
-  fname = f"pj_xscan_{name}"
+  fname = f"pj_xscan_{name}{'_complex' if 'Complex' in acc else ''}"
   fn.unit.helper(fname, lambda: rf"""
-static void {fname}(double* t, int64_t m, int64_t s, double* tmp) {{
+static void {fname}({acc}* t, int64_t m, int64_t s, {acc}* tmp) {{
   if (m <= {B}) {{
-    double run = t[0];
+    {acc} run = t[0];
     t[0] = {identity};
     for (int64_t i = 1; i < m; i++) {{
-      const double v = t[i * s]; t[i * s] = run; run = {combine('run', 'v')};
+      const {acc} v = t[i * s]; t[i * s] = run; run = {combine('run', 'v')};
     }}
     return;
   }}
   const int64_t g = (m + {B - 1}) / {B};
   for (int64_t k = 0; k < g; k++) {{
     const int64_t lo = k * {B}, hi = lo + {B} < m ? lo + {B} : m;
-    double run = t[lo * s];
+    {acc} run = t[lo * s];
     t[lo * s] = {identity};
     for (int64_t i = lo + 1; i < hi; i++) {{
-      const double v = t[i * s]; t[i * s] = run; run = {combine('run', 'v')};
+      const {acc} v = t[i * s]; t[i * s] = run; run = {combine('run', 'v')};
     }}
     tmp[k] = run;
   }}
@@ -452,7 +481,7 @@ def _emit_ordered(eqn, fn):
   total = outer * n * inner
   decompose = _decompose(fn, x, shape, axis, ct, acc, blocks, block)
   at = (lambda i: f"({n - 1} - ({i}))") if reverse else (lambda i: i)
-  x_at = lambda i: f"({acc})xb[{at(i)} * {step} + j * {lane_stride}]"
+  x_at = lambda i: f"({acc}){_load(x, f'xb[{at(i)} * {step} + j * {lane_stride}]')}"
   y_at = f"yb[{at('p')} * {step} + j * {lane_stride}]"
   # Each block runs from its first element (identity-free: exact signs of zero).
   scan = [f"  for (int64_t j = 0; j < {width}; j++) a[j] = {identity};",
@@ -469,7 +498,7 @@ def _emit_ordered(eqn, fn):
     tot = fn.scratch_buffer(acc, items * width)
     tmp_each = max(1, scan_order.exclusive_scan_sizes(blocks))
     tmp = fn.scratch_buffer(acc, tasks * width * tmp_each)
-    xscan = _xscan_helper(fn, name, combine, identity)
+    xscan = _xscan_helper(fn, name, combine, identity, acc)
     lines += _pragma(fn, "parallel for schedule(static)", total)
     lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + scan + [
         "  for (int64_t p = lo + 1; p < hi; p++)",
@@ -483,24 +512,24 @@ def _emit_ordered(eqn, fn):
               f"{width}, {tmp} + k * {tmp_each});"]
   lines += _pragma(fn, "parallel for schedule(static)", total)
   lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + [
-      f"  {ct}* yb = {fn.ptr(y)} + o * {n * inner} + j0 * {lane_stride};"] + scan + [
+      f"  {codegen_ops.storage_ctype(y.aval.dtype)}* yb = {fn.ptr(y)} + o * {n * inner} + j0 * {lane_stride};"] + scan + [
       "  if (b == 0) {",
-      f"    for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = ({ct})a[j]; }}",
+      f"    for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = {_store(y, 'a[j]')}; }}",
       "    for (int64_t p = lo + 1; p < hi; p++)",
       "      for (int64_t j = 0; j < w; j++) {",
       f"        a[j] = {combine('a[j]', x_at('p'))};",
-      f"        {y_at} = ({ct})a[j];",
+      f"        {y_at} = {_store(y, 'a[j]')};",
       "      }"]
   if blocks > 1:
     off = f"{tot}[q * {width} + j]"
     lines += [
       "  } else {",
       f"    for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; "
-      f"{y_at} = ({ct}){combine(off, 'a[j]')}; }}",
+      f"{y_at} = {_store(y, combine(off, 'a[j]'))}; }}",
       "    for (int64_t p = lo + 1; p < hi; p++)",
       "      for (int64_t j = 0; j < w; j++) {",
       f"        a[j] = {combine('a[j]', x_at('p'))};",
-      f"        {y_at} = ({ct}){combine(off, 'a[j]')};",
+      f"        {y_at} = {_store(y, combine(off, 'a[j]'))};",
       "      }"]
   lines += ["  }", "}"]
   what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(shape)}"
@@ -517,7 +546,7 @@ def _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at
   p = eqn.params
   lines = _pragma(fn, "parallel for schedule(static)", total)
   lines += [f"for (int64_t q = 0; q < {tasks}; q++) {{"] + ["  " + s for s in decompose] + [
-      f"  {ct}* yb = {fn.ptr(y)} + o * {n * _split(x.aval.shape, p['axis'])[2]} "
+      f"  {codegen_ops.storage_ctype(y.aval.dtype)}* yb = {fn.ptr(y)} + o * {n * _split(x.aval.shape, p['axis'])[2]} "
       f"+ j0 * {_lanes(x.aval.shape, p['axis'])[2]};",
       f"  {acc} off[{width}];",
       f"  for (int64_t bb = 0; bb < {blocks}; bb++) {{",
@@ -525,20 +554,20 @@ def _emit_ordered_one_pass(fn, eqn, x, y, ct, acc, identity, combine, x_at, y_at
   lines += ["  " + s for s in scan]
   lines += [
       "    if (bb == 0) {",
-      f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = ({ct})a[j]; }}",
+      f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; {y_at} = {_store(y, 'a[j]')}; }}",
       "      for (int64_t p = lo + 1; p < hi; p++)",
       "        for (int64_t j = 0; j < w; j++) {",
       f"          a[j] = {combine('a[j]', x_at('p'))};",
-      f"          {y_at} = ({ct})a[j];",
+      f"          {y_at} = {_store(y, 'a[j]')};",
       "        }",
       "      for (int64_t j = 0; j < w; j++) off[j] = a[j];",
       "    } else {",
       f"      for (int64_t j = 0; j < w; j++) {{ const int64_t p = lo; "
-      f"{y_at} = ({ct}){combine('off[j]', 'a[j]')}; }}",
+      f"{y_at} = {_store(y, combine('off[j]', 'a[j]'))}; }}",
       "      for (int64_t p = lo + 1; p < hi; p++)",
       "        for (int64_t j = 0; j < w; j++) {",
       f"          a[j] = {combine('a[j]', x_at('p'))};",
-      f"          {y_at} = ({ct}){combine('off[j]', 'a[j]')};",
+      f"          {y_at} = {_store(y, combine('off[j]', 'a[j]'))};",
       "        }",
       f"      for (int64_t j = 0; j < w; j++) off[j] = {combine('off[j]', 'a[j]')};",
       "    }",
@@ -557,14 +586,17 @@ def _emit_exact(eqn, fn):
   lanes, width, lane_stride, step, rows = _lanes(shape, axis)
   chunks = -(-lanes // width)
   tasks = rows * chunks
-  # Blocks along the axis only when few tasks have long scans.
-  block = n if tasks >= _FEW or n * width <= _BLOCK else max(1, _BLOCK // width)
+  # Blocks along the axis only when few tasks have long scans (complex
+  # extrema never: their rule is not associative).
+  sequential = tasks >= _FEW or n * width <= _BLOCK or np.dtype(x.aval.dtype).kind == "c"
+  block = n if sequential else max(1, _BLOCK // width)
   blocks = -(-n // block)
   items = tasks * blocks
   total = outer * n * inner
   decompose = _decompose(fn, x, shape, axis, ct, acc, blocks, block)
   at = f"({n - 1} - p)" if reverse else "p"
   x_at, y_at = (f"{v}[{at} * {step} + j * {lane_stride}]" for v in ("xb", "yb"))
+  x_at = _load(x, x_at)
   lines = []
   if blocks > 1:
     tot = fn.scratch_buffer(acc, items * width)
@@ -586,12 +618,12 @@ def _emit_exact(eqn, fn):
   start = f"{tot}[q * {width} + j]" if blocks > 1 else identity
   lines += _pragma(fn, "parallel for schedule(static)", total)
   lines += [f"for (int64_t q = 0; q < {items}; q++) {{"] + ["  " + s for s in decompose] + [
-      f"  {ct}* yb = {fn.ptr(y)} + o * {n * inner} + j0 * {lane_stride};",
+      f"  {codegen_ops.storage_ctype(y.aval.dtype)}* yb = {fn.ptr(y)} + o * {n * inner} + j0 * {lane_stride};",
       f"  for (int64_t j = 0; j < {width}; j++) a[j] = {start};",
       "  for (int64_t p = lo; p < hi; p++)",
       "    for (int64_t j = 0; j < w; j++) {",
       f"      a[j] = {combine('a[j]', f'({acc}){x_at}')};",
-      f"      {y_at} = ({ct})a[j];",
+      f"      {y_at} = {_store(y, 'a[j]')};",
       "    }",
       "}"]
   what = f"{name}{' reversed' if reverse else ''} along axis {axis} of {list(shape)}"
