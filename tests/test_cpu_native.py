@@ -335,7 +335,7 @@ def test_kept_scratch_memory_is_released_with_the_executable(monkeypatch):
 
   def recording_finalize(obj, fn, *args):   # (the weakref module is shared: libraries too)
     handle = finalize(obj, fn, *args)
-    if getattr(fn, "__name__", "") == "pj_release":
+    if fn is executable._drop:
       made.append(handle)
     return handle
   monkeypatch.setattr(executable.weakref, "finalize", recording_finalize)
@@ -345,6 +345,29 @@ def test_kept_scratch_memory_is_released_with_the_executable(monkeypatch):
   x = np.ones((64, 64), np.float32)
   np.testing.assert_allclose(run(x, x)[0], run(x, x)[0])
   assert len(made) == 1 and made[0].alive
+  kept = run.kept_blocks
+  assert kept() == 1
   del run
   gc.collect()
-  assert not made[0].alive
+  assert not made[0].alive and kept() == 0
+
+
+def test_scratch_memory_of_a_shared_library_outlives_one_executable():
+  """Executables of the same source share one library: one collected must
+  not free the scratch blocks another is using (or will use)."""
+  import gc
+  from purejax._src.backends.cpu import executable
+  closed = jax.make_jaxpr(lambda a, b: jnp.tanh(a @ b) @ b)(_f32(64, 64), _f32(64, 64))
+  first, second = (executable.compile_jaxpr(closed.jaxpr) for _ in range(2))
+  x = np.ones((64, 64), np.float32)
+  want = np.array(first(x, x)[0])
+  second(x, x)
+  kept = second.kept_blocks
+  assert kept() == 1
+  del first
+  gc.collect()
+  assert kept() == 1
+  np.testing.assert_array_equal(second(x, x)[0], want)
+  del second
+  gc.collect()
+  assert kept() == 0

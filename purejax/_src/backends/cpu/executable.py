@@ -8,6 +8,7 @@ executable instead: compiling never makes a program fail.
 """
 import ctypes
 import sys
+import threading
 import warnings
 import weakref
 
@@ -67,13 +68,35 @@ def compile_jaxpr(jaxpr, num_threads=None):
     blas.link(lib)
     run = _runner(plan, segments, lib, source)
   # The executable holds the library (unloaded once no executable does); the
-  # scratch memory its functions keep is given back when it is collected.
-  release = lib.pj_release
-  release.restype, release.argtypes = None, []
-  weakref.finalize(run, release)
+  # scratch memory its functions keep is given back when the last executable
+  # using the library is collected (executables of the same source share it:
+  # another may still be running).
+  _hold(lib)
+  weakref.finalize(run, _drop, lib)
   run.kept_blocks = lib.pj_kept_blocks   # () -> scratch blocks kept now (tests)
   run.kept_blocks.restype, run.kept_blocks.argtypes = ctypes.c_int, []
   return run
+
+
+_users = weakref.WeakKeyDictionary()   # library -> executables using it
+_users_lock = threading.RLock()   # (a collection may run _drop inside _hold)
+
+
+def _hold(lib):
+  with _users_lock:
+    _users[lib] = _users.get(lib, 0) + 1
+
+
+def _drop(lib):
+  """One executable of ``lib`` is gone: the last one frees the scratch
+  blocks its functions keep (``pj_release``)."""
+  with _users_lock:
+    _users[lib] -= 1
+    last = _users[lib] == 0
+  if last:
+    release = lib.pj_release
+    release.restype, release.argtypes = None, []
+    release()
 
 
 class _SegmentCall:
