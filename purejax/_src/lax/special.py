@@ -32,10 +32,15 @@ def _flush(out):
   return out
 
 
-def _impl(np_fn):
+def _impl(np_fn, half_through_f32=False):
   def impl(*args):
     dtype = np.result_type(*args)
     with np.errstate(all="ignore"):
+      if half_through_f32 and dtype.itemsize < 4:
+        # As XLA: half floats are evaluated as float32 (flushed), whose
+        # result is rounded to the half type (the C code rounds the same).
+        wide = [np.asarray(a).astype(np.float32) for a in args]
+        return _flush(np.asarray(np_fn(*wide)).astype(np.float32)).astype(dtype)
       return _flush(np.asarray(np_fn(*args)).astype(dtype))
   return impl
 
@@ -46,8 +51,8 @@ def _const(x, value):
   return convert_element_type(np.array(value, aval.dtype), aval.dtype, aval.weak_type)
 
 
-def _primitive(name, arity, np_fn):
-  prim = nary_elementwise(name, [float_dtypes] * arity, _impl(np_fn))
+def _primitive(name, arity, np_fn, half_through_f32=False):
+  prim = nary_elementwise(name, [float_dtypes] * arity, _impl(np_fn, half_through_f32))
   prim.c_code = None   # no C kernel yet: the compiled path runs the impl
   return prim
 
@@ -94,9 +99,9 @@ def erf_inv(x):
 # -- gamma, digamma, polygamma, zeta ------------------------------------------------
 
 lgamma_p = _primitive("lgamma", 1, lgamma_np)
-digamma_p = _primitive("digamma", 1, digamma_np)
-polygamma_p = _primitive("polygamma", 2, polygamma_np)
-zeta_p = _primitive("zeta", 2, zeta_np)   # not differentiable, as in JAX
+digamma_p = _primitive("digamma", 1, digamma_np, half_through_f32=True)
+polygamma_p = _primitive("polygamma", 2, polygamma_np, half_through_f32=True)
+zeta_p = _primitive("zeta", 2, zeta_np, half_through_f32=True)   # not differentiable, as in JAX
 
 ad.defjvp(lgamma_p, lambda g, x: ew.mul(g, digamma(x)))
 ad.defjvp(digamma_p, lambda g, x: ew.mul(g, polygamma(_const(x, 1), x)))
@@ -133,10 +138,10 @@ def zeta(x, q):
 
 # -- the incomplete gamma functions ------------------------------------------------
 
-igamma_p = _primitive("igamma", 2, igamma_np)
-igammac_p = _primitive("igammac", 2, igammac_np)
-igamma_grad_a_p = _primitive("igamma_grad_a", 2, igamma_grad_a_np)   # no jvp, as JAX
-random_gamma_grad_p = _primitive("random_gamma_grad", 2, random_gamma_grad_np)
+igamma_p = _primitive("igamma", 2, igamma_np, half_through_f32=True)
+igammac_p = _primitive("igammac", 2, igammac_np, half_through_f32=True)
+igamma_grad_a_p = _primitive("igamma_grad_a", 2, igamma_grad_a_np, half_through_f32=True)   # no jvp, as JAX
+random_gamma_grad_p = _primitive("random_gamma_grad", 2, random_gamma_grad_np, half_through_f32=True)
 
 
 def _igamma_grad_x(g, a, x):
@@ -183,8 +188,8 @@ def random_gamma_grad(a, x):
 
 # -- Bessel functions ---------------------------------------------------------------
 
-bessel_i0e_p = _primitive("bessel_i0e", 1, i0e_np)
-bessel_i1e_p = _primitive("bessel_i1e", 1, i1e_np)
+bessel_i0e_p = _primitive("bessel_i0e", 1, i0e_np, half_through_f32=True)
+bessel_i1e_p = _primitive("bessel_i1e", 1, i1e_np, half_through_f32=True)
 
 defjvp_ans(bessel_i0e_p, lambda g, y, x: ew.mul(g, ew.sub(bessel_i1e(x),
                                                           ew.mul(ew.sign(x), y))))
@@ -215,7 +220,7 @@ def bessel_i1e(x):
 
 # -- the incomplete beta function ----------------------------------------------------
 
-regularized_incomplete_beta_p = _primitive("regularized_incomplete_beta", 3, betainc_np)
+regularized_incomplete_beta_p = _primitive("regularized_incomplete_beta", 3, betainc_np, half_through_f32=True)
 
 
 def _betainc_grad_ab(g, a, b, x):

@@ -4,7 +4,8 @@ incomplete gamma functions and their derivatives in ``a``, the regularized
 incomplete beta function and the scaled Bessel functions i0e and i1e.
 
 All are computed in double (for float32 operands too, rounded once to float,
-as the NumPy impls round their float64 values) and take their edge values
+as the NumPy impls round their float64 values; float16 and bfloat16 results
+are that float rounded once more, as XLA evaluates halves in float32) and take their edge values
 (zeros, infinities, poles, outside the domain) from the NumPy impls, case for
 case.  digamma, zeta, polygamma, igamma_grad_a and random_gamma_grad follow
 the NumPy algorithms step for step; igamma, igammac, betainc, i0e and i1e
@@ -335,14 +336,15 @@ FUNCTIONS = {
 
 
 def supports(ins, out, params):
-  """float32 and float64 (half floats stay NumPy's: one rounding from float64)."""
-  return all(np.dtype(d) in (np.float32, np.float64) for d in list(ins) + [out])
+  """float64, float32 and the half floats (through float)."""
+  return all(np.dtype(d).name in ("float64", "float32", "float16", "bfloat16")
+             for d in list(ins) + [out])
 
 
 def emit(name):
   def emit_fn(ctx, args, ins, out, params):
     call = f"{FUNCTIONS[name]}({', '.join(f'(double)({a})' for a in args)})"
-    if np.dtype(out) == np.float32:
+    if np.dtype(out) != np.float64:   # a half's float is rounded by codegen_ops.emit
       return f"pj_flushf((float){call})"
     return f"pj_flush({call})"
   return emit_fn
