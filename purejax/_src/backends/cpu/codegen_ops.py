@@ -365,13 +365,16 @@ def _extremum(which):
 
 
 def _pow_supports(ins, out, params):
-  return _kind(ins[0]) == "f" and _kind(ins[1]) in "iuf"
+  return _kind(ins[0]) in "fc" and _kind(ins[1]) in "iu" + _kind(ins[0])
 
 
 def _pow(ctx, args, ins, out, params):
   a, b = args
-  if _kind(ins[1]) != "f":
+  if _kind(ins[1]) != _kind(out):
     b = f"(({ctype(out)}){b})"   # an integer exponent, in x's precision
+  if _kind(out) == "c":
+    return f"pj_cpow{_fsuffix(out)}({a}, {b})"
+  if _kind(ins[1]) != "f":
     return f"pow{_fsuffix(out)}({a}, {b})"
   # gcc may compute pow(x, 0.5) as sqrt(x), wrong at -0.0 and -inf: the
   # IEEE values (+0.0, +inf) are chosen explicitly.

@@ -222,7 +222,7 @@ T _Complex cexp@(T _Complex); T _Complex clog@(T _Complex); T _Complex csqrt@(T 
 T _Complex csin@(T _Complex); T _Complex ccos@(T _Complex); T _Complex ctanh@(T _Complex);
 T _Complex ctan@(T _Complex); T _Complex casin@(T _Complex); T _Complex cacos@(T _Complex);
 T _Complex catan@(T _Complex); T _Complex casinh@(T _Complex); T _Complex cacosh@(T _Complex);
-T _Complex catanh@(T _Complex);
+T _Complex catanh@(T _Complex); T _Complex cpow@(T _Complex, T _Complex);
 /* 2^z as NumPy: exp(z ln 2), each part scaled. */
 static inline T _Complex pj_cexp2@(T _Complex a) {
   const T ln2 = (T)0.693147180559945309417232121458176568;
@@ -268,6 +268,30 @@ static inline T _Complex pj_crecip@(T _Complex a) {
   }
   const T r = ar / ai, d = ar * r + ai;
   return __builtin_complex(r / d, (T)-1 / d);
+}
+/* a^b as NumPy's power: 1 for b = 0, 0 or NaN for a = 0, repeated squaring
+   (NumPy's order, its quotient for 1 / a^-n) for integer b in (-100, 100),
+   else glibc's cpow.  Products not contracted to FMAs, as NumPy's. */
+__attribute__((optimize("fp-contract=off")))
+static T _Complex pj_cpow@(T _Complex a, T _Complex b) {
+  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
+  if (br == 0 && bi == 0) return __builtin_complex((T)1, (T)0);
+  if (ar == 0 && ai == 0)
+    return br > 0 ? __builtin_complex((T)0, (T)0) : __builtin_complex((T)NAN, (T)NAN);
+  if (bi == 0 && br > -100 && br < 100 && br == (T)(int)br) {
+    const int n = (int)br, m = n < 0 ? -n : n;
+    if (n == 1) return a;
+    if (n == 2) return pj_cmul@(a, a);
+    if (n == 3) return pj_cmul@(a, pj_cmul@(a, a));
+    T _Complex acc = __builtin_complex((T)1, (T)0), p = a;
+    for (int mask = 1;; mask <<= 1) {
+      if (m & mask) acc = pj_cmul@(acc, p);
+      if (m < (mask << 1)) break;
+      p = pj_cmul@(p, p);
+    }
+    return n < 0 ? pj_cdiv@(__builtin_complex((T)1, (T)0), acc) : acc;
+  }
+  return cpow@(a, b);
 }
 static inline T pj_cabs@(T _Complex a) { return hypot@(__real__ a, __imag__ a); }
 static inline T _Complex pj_csign@(T _Complex a) {
