@@ -27,7 +27,8 @@ scan_order does; extrema exactly).  Complex sums and products accumulate in
 double _Complex (NumPy's product formula); complex cummax/cummin run one
 sequential pass per lane with XLA's elementwise rule (the later element
 unless the running value comes strictly first), not in blocks: with NaNs
-that rule is not associative.  Complex sorts: ``sort_complex``.
+that rule is not associative.  A complex key sorts as two keys, its real
+then its imaginary part (lax's lexicographic order, each part a float key).
 """
 import numpy as np
 
@@ -58,9 +59,8 @@ def _split(shape, axis):
 
 def supported(eqn):
   """Whether ``eqn`` (a sort or cumulative reduction) has C code: sorts of
-  bool, integers and real floats (16-bit ones by their bits; complex keys
-  in ``sort_complex``), rows indexable by uint32; scans of every numeric
-  dtype."""
+  every numeric dtype (16-bit floats by their bits, complex keys by their
+  parts), rows indexable by uint32; scans of every numeric dtype."""
   if eqn.primitive.name != "sort":
     return all(np.dtype(v.aval.dtype).kind in "iufc" or codegen_ops.is_half(v.aval.dtype)
                for v in eqn.invars)
@@ -68,7 +68,7 @@ def supported(eqn):
     dtype = np.dtype(v.aval.dtype)
     if codegen_ops.is_half(dtype):
       continue   # keys from the stored bits; values only copied
-    if dtype.kind not in "biuf":
+    if dtype.kind not in "biufc":
       return False
   return eqn.invars[0].aval.shape[eqn.params["dimension"]] < 1 << 32
 
@@ -233,29 +233,39 @@ def _emit_sort(eqn, fn):
   shape = tuple(eqn.invars[0].aval.shape)
   outer, n, inner = _split(shape, dim)
   fn.unit.helper("sort", lambda: _sort_helpers(fn))
-  keys = eqn.invars[:num_keys]
-  rec = 16 if any(np.dtype(k.aval.dtype).itemsize == 8 for k in keys) else 8
+  xs = [fn.ptr(v) for v in eqn.invars]
+  # (operand, dtype, part) of each radix key, most significant first: a
+  # complex operand is its real part's key, then its imaginary part's.
+  parts = []
+  for kk, v in enumerate(eqn.invars[:num_keys]):
+    dtype = np.dtype(v.aval.dtype)
+    if dtype.kind == "c":
+      real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+      parts += [(kk, real, "__real__ "), (kk, real, "__imag__ ")]
+    else:
+      parts.append((kk, dtype, ""))
+  rec = 16 if any(dtype.itemsize == 8 for _, dtype, _ in parts) else 8
   # A few long rows, or rows too long for a buffer per thread, are sorted
   # one at a time with parallel passes.
   long_rows = n >= _LONG_ROW and (outer * inner < _FEW or 2 * n * rec > _THREAD_BYTES)
   group = 1 if long_rows else max(1, min(inner, _GROUP, _THREAD_BYTES // (2 * n * rec)))
   groups = -(-inner // group)
   items = outer * groups
-  xs = [fn.ptr(v) for v in eqn.invars]
   # Per task: two record buffers and (several keys) the permutation so far.
-  rec_bytes, perm_count = group * n * rec, group * n if num_keys > 1 else 0
+  rec_bytes, perm_count = group * n * rec, group * n if len(parts) > 1 else 0
   body = [f"const int64_t o = it / {groups}, j0 = it % {groups} * {group};",
           f"const int64_t gw = {inner} - j0 < {group} ? {inner} - j0 : {group};",
           f"const int64_t base = o * {n * inner} + j0;"]
   par = _pragma(fn, "parallel for schedule(static)", n) if long_rows else []
-  for rank, kk in enumerate(reversed(range(num_keys))):
+  for rank, kk in enumerate(reversed(range(len(parts)))):
     first, last = rank == 0, kk == 0
-    kt = _key_type(keys[kk].aval.dtype)
+    operand, dtype, part = parts[kk]
+    kt = _key_type(dtype)
     src = "i" if first else f"perm[g * {n} + i]"
-    value = _key(keys[kk].aval.dtype, f"{xs[kk]}[base + g + (int64_t)src * {inner}]")
+    value = _key(dtype, f"{part}{xs[operand]}[base + g + (int64_t)src * {inner}]")
     sort = (f"pj_sort_par_{kt}(r, t, {n}, hist)" if long_rows
             else f"pj_sort_{kt}(r, t, {n})")
-    body += [f"/* key operand {kk} */",
+    body += [f"/* key operand {operand} {part} */",
              f"pj_rec_{kt}* s{kk}[{group}];"] + par + [
              f"for (int64_t i = 0; i < {n}; i++)",
              "  for (int64_t g = 0; g < gw; g++) {",
