@@ -42,6 +42,11 @@ def _pick(acc, x, first_wins):
   return np.where(_strictly_first(acc, x, first_wins), acc, x)
 
 
+def combine(acc, x, is_max):
+  """XLA's complex max (or min) of ``acc`` and ``x``, elementwise."""
+  return _pick(acc, x, np.greater if is_max else np.less)
+
+
 def blocks(reduced_shape):
   """Each block's ``slice``s of the reduced axes, in fold order."""
   return [tuple(slice(a, b) for a, b in block)

@@ -15,7 +15,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
-from purejax._src.lax import utils
+from purejax._src.lax import complex_extremum, utils
 from purejax._src.lax.families import check_same_dtypes, standard_primitive
 from purejax._src.lax.gather import (
     GatherDimensionNumbers, GatherScatterMode, check_batching_dims, check_disjoint,
@@ -144,6 +144,9 @@ def _ufunc_impl(ufunc):
            indices_are_sorted, unique_indices, mode):
     out = np.array(operand, order="C", copy=True)   # flat views write through
     positions, values = _placed(operand, indices, updates, dimension_numbers, mode)
+    if ufunc in (np.maximum, np.minimum) and out.dtype.kind == "c":
+      _complex_extremum_at(out.reshape(-1), positions, values, ufunc is np.maximum)
+      return out
     with np.errstate(all="ignore"):
       ufunc.at(out.reshape(-1), positions, values)
     if ufunc in (np.maximum, np.minimum) and out.dtype.kind == "f":
@@ -151,6 +154,16 @@ def _ufunc_impl(ufunc):
                           ufunc is np.maximum)
     return out
   return impl
+
+
+def _complex_extremum_at(out, positions, values, is_max):
+  """XLA's complex max/min folds each update into ``out`` in scatter order
+  (its rule keeps the new value on ties and NaNs: the order matters), one
+  round per occurrence of a position."""
+  counts = _occurrences(positions)
+  for r in range(int(counts.max()) + 1 if counts.size else 0):
+    at = counts == r
+    out[positions[at]] = complex_extremum.combine(out[positions[at]], values[at], is_max)
 
 
 def _order_signed_zeros(out, operand, positions, values, is_max):

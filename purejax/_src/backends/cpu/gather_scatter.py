@@ -36,15 +36,13 @@ _FILL_BLOCK = 1 << 14   # elements per parallel block initializing an output
 
 def supported(eqn):
   """Gathers, and scatters that replace or combine with a ufunc (not a
-  general combiner jaxpr; no bool arithmetic, no complex min/max)."""
+  general combiner jaxpr; no bool arithmetic)."""
   name = eqn.primitive.name
   if name == "gather":
     return True
   if name == "scatter":
     return eqn.params.get("update_jaxpr") is None
   dtype = np.dtype(eqn.outvars[0].aval.dtype)
-  if dtype.kind == "c" and name in ("scatter-min", "scatter-max"):   # lexicographic
-    return False
   return name in SCATTERS and dtype != np.bool_
 
 
@@ -218,6 +216,8 @@ def _combine(name, dtype, old, new):
     which = "min" if name == "scatter-min" else "max"
     if dtype.kind == "f":   # lax's: NaN propagates, -0.0 orders below +0.0
       return f"pj_{which}{'f' if dtype == np.float32 else ''}({old}, {new})"
+    if dtype.kind == "c":   # XLA's lexicographic rule, in scatter order
+      return f"pj_c{which}{'f' if dtype == np.complex64 else ''}({old}, {new})"
     op = "<=" if which == "min" else ">="
     return f"(({old} {op} {new}) ? {old} : {new})"
   if dtype.kind == "c" and op == "*":
