@@ -156,6 +156,35 @@ static inline float pj_erf_invf(float x) {{
 PRELUDE += _erf_inv_f32_source()
 
 
+def _erf_inv_f64_source():
+  """float64 erf_inv with ``special_erf``'s polynomials, each Horner step
+  as the NumPy tier takes it; w from the C library's log1p, which may round
+  its last bit otherwise than NumPy's (results a few ulp apart: erf_inv is
+  not among the primitives the tiers share bit for bit)."""
+  from purejax._src.lax import special_erf
+
+  def horner(coefficients, w):
+    text = coefficients[0].hex()
+    for c in coefficients[1:]:
+      text = f"({text}) * {w} + {c.hex()}"
+    return text
+  return rf"""
+static inline double pj_erf_inv(double x) {{
+  const double w0 = -log1p(-x * x);
+  const int small = w0 < 6.25, mid = w0 < 16.0;
+  const double ws = w0 - 3.125, wm = sqrt(w0) - 3.25, wl = sqrt(w0) - 5.0;
+  const double ps = {horner(special_erf._F64_SMALL, "ws")};
+  const double pm = {horner(special_erf._F64_MID, "wm")};
+  const double pl = {horner(special_erf._F64_LARGE, "wl")};
+  const double y = (small ? ps : mid ? pm : pl) * x, ax = fabs(x);
+  return ax == 1.0 ? x * INFINITY : ax > 1.0 ? NAN : y;
+}}
+"""
+
+
+PRELUDE += _erf_inv_f64_source()
+
+
 def vector_math_declarations():
   """``declare simd`` prototypes so that gcc vectorizes these calls through
   libmvec."""
