@@ -10,7 +10,9 @@ one is cut into segments of 32, the remainder split between a first
 segment (the larger half) and a last one.  With several reduced axes each
 is cut so; every combination of segments (a block) folds its elements in
 row-major order from the identity, and the blocks' results fold left to
-right in row-major order of the blocks.
+right in row-major order of the blocks.  (XLA folds a reduction fused
+with the elementwise operation producing its operand in another order,
+which shows where NaNs are present: not modelled.)
 """
 import itertools
 

@@ -2,7 +2,8 @@
 matrix products through BLAS, dynamic slices, updates and concatenation as
 row copies,
 gathers and scatters (``gather_scatter``), convolutions (``conv``), sorts and
-cumulative reductions (``sort_scan``), pooling (``windows``), and
+cumulative reductions (``sort_scan``), pooling (``windows``), complex
+max/min reductions folded in blocks (``complex_extremum_c``), and
 ``scan``, ``while`` and ``cond`` as C loops and branches over compiled
 functions of their bodies.
 
@@ -18,8 +19,8 @@ scratch buffers (``fn.scratch``) and compiled bodies (``fn.subfunction``).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import (blas, codegen_ops, conv, gather_scatter, sort_scan, topk,
-                                         windows)
+from purejax._src.backends.cpu import (blas, codegen_ops, complex_extremum_c, conv,
+                                         gather_scatter, sort_scan, topk, windows)
 from purejax._src.jaxpr import Literal
 
 BLAS_DTYPES = {np.dtype(np.float32): "pj_gemm_f32", np.dtype(np.float64): "pj_gemm_f64",
@@ -76,6 +77,8 @@ def analyze(eqn, views=None):
     return NativeStep(eqn) if sort_scan.supported(eqn) else None
   if name == "top_k":
     return NativeStep(eqn) if topk.supported(eqn) else None
+  if name in complex_extremum_c.NAMES:   # (a fused kernel when one block)
+    return NativeStep(eqn) if complex_extremum_c.supported(eqn) else None
   if name == "gather" or name in gather_scatter.SCATTERS:
     if not gather_scatter.supported(eqn):
       return None
@@ -380,6 +383,7 @@ _EMITTERS = {"dot_general": _emit_dot, "scan": _emit_scan, "while": _emit_while,
              "concatenate": _emit_concatenate,
              "gather": gather_scatter.emit_gather,
              "conv_general_dilated": conv.emit, "top_k": topk.emit,
+             **{name: complex_extremum_c.emit for name in complex_extremum_c.NAMES},
              **{name: sort_scan.emit for name in ("sort",) + sort_scan.CUMULATIVE},
              **{name: gather_scatter.emit_scatter for name in gather_scatter.SCATTERS},
              **{name: windows.emit for name in windows.NAMES}}
