@@ -65,16 +65,32 @@ def _known(program, x64=False):
     (["v = jax.nn.silu(x)"], {"x": np.array([-88.0, 1.0], np.float32)}, False, "subnormals"),
     # XLA's cumulative sum is less accurate; arcsin is NaN just past 1
     (["v = jnp.arcsin(jnp.cumsum(jnp.full((65537,), 0.1, jnp.float32)))"], {}, False,
-     "cumulative"),
+     "float rounding"),
+    # XLA's tanh differs by an ulp, and gelu's 1 + tanh(...) cancels
+    (["v = jax.nn.gelu(x)"], {"x": np.array([-3.0, -4.0, -2.9082701, 1.0], np.float32)},
+     False, "float rounding"),
+    # XLA:CPU's large max reductions drop NaN
+    (["v = lax.reduce_max(x, (0,))"], {"x": np.r_[np.ones(40960, np.float32), np.nan]}, False,
+     "NaN dropped"),
+    # XLA: log(rsqrt(x)) is -0.5 * log(x), log(exp(x)) is x, convert(bool) * x a select
+    (["v = jnp.log2(lax.rsqrt(x))"], {"x": np.array([-0.0, 4.0], np.float32)}, False,
+     "log(rsqrt(x))"),
+    (["v = jnp.log(jnp.exp(x))"], {"x": np.array([100.0, 1.0], np.float32)}, False,
+     "log(exp(x))"),
+    (["v = x.astype(jnp.float32) * np.float32(np.inf)"], {"x": np.array([False, True])}, False,
+     "convert(bool)"),
+    # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
+    (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
+     {}, True, "read as signed"),
 ])
 def test_jax_deviations_are_known_only_as_predicted(lines, inputs, x64, deviation):
   program = _program(lines, inputs, ["v"])
   known, (e,), (g,) = _known(program, x64)
   assert fuzz_oracle.compare_oracle(e, g)[0], "JAX no longer deviates here"
-  assert deviation in known.explains(0, e, g)
+  assert deviation in (known.explains(0, e, g) or "")
   # purejax giving JAX's answer (except within the cumulative tolerance),
   # or another wrong one, is not excused
-  if deviation != "cumulative":
+  if deviation != "float rounding":
     assert known.explains(0, e, e) is None
   wrong = g.copy()
   wrong.reshape(-1)[0] = 7 if wrong.dtype.kind in "iu" else np.float32(0.25)
