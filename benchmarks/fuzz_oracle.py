@@ -122,7 +122,7 @@ def check_batch_oracle(programs, x64=False):
       report.stats.update(sub.stats)
     return report
   where = [(i, j) for i, p in enumerate(programs) for j in range(len(p.outputs))]
-  known = _KnownDeviations(jaxpr, args)
+  known = _KnownDeviations(jaxpr, args, x64)
   for k, ((i, j), e, g) in enumerate(zip(where, expected, got)):
     report.stats["outputs"] += 1
     e, g = np.asarray(e), np.asarray(g)
@@ -143,19 +143,33 @@ class _KnownDeviations:
   (fuzz_deviations), element by element; the references are computed on
   the first mismatch only."""
 
-  def __init__(self, jaxpr, args):
-    self.jaxpr, self.args, self.refs = jaxpr, args, None
+  def __init__(self, jaxpr, args, x64):
+    self.jaxpr, self.args, self.x64, self.refs = jaxpr, args, bool(x64), None
 
   def _references(self):
+    from purejax._src.config import config
+    with config.override("jax_enable_x64", self.x64):
+      self._compute_references()
+
+  def _compute_references(self):
     n = len(self.jaxpr.outvars)
     self.refs, self.after_sum, self.emulated = [(None, None)] * n, [False] * n, None
     self.fired = set()
+    self.flushed = None
     try:
       self.refs = fuzz_deviations.references(self.jaxpr, self.args)
       self.after_sum = fuzz_deviations.after_float_sum(self.jaxpr)
-      self.emulated = fuzz_deviations.emulate_jax(self.jaxpr, self.args, fired=self.fired)[0]
-    except Exception:   # no reference: the mismatch stands
-      pass
+    except Exception:   # no reference: the mismatches stand
+      return
+    try:
+      self.emulated, self.producers = fuzz_deviations.emulate_jax(self.jaxpr, self.args,
+                                                                  fired=self.fired)
+    except Exception:   # an emulation bug: say so, rather than excuse nothing quietly
+      traceback.print_exc(limit=-3)
+    try:
+      self.flushed = fuzz_deviations.emulate_jax(self.jaxpr, self.args, only_flush=True)[0]
+    except Exception:
+      traceback.print_exc(limit=-3)
 
   def explains(self, k, expected, got):
     """The deviations' names, or None."""
@@ -175,6 +189,17 @@ class _KnownDeviations:
       if (as_jax & ~ok).any():
         why |= self.fired
       ok = ok | as_jax
+      nan_dropped = fuzz_deviations.nan_dropping_reduction(self.producers[k], expected)
+      if nan_dropped is not None:
+        nan_dropped = nan_dropped & agree(value, got)
+        if (nan_dropped & ~ok).any():
+          why.add("NaN dropped by a max/min reduction")
+        ok = ok | nan_dropped
+    if self.flushed is not None and not ok.all():
+      flush_dependent = ~agree(value, np.asarray(self.flushed[k])) & agree(value, got)
+      if (flush_dependent & ~ok).any():
+        why.add("depends on a flushed subnormal")
+      ok = ok | flush_dependent
     return (", ".join(sorted(why)) or None) if ok.all() else None
 
 
