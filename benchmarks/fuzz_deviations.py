@@ -35,16 +35,19 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
     argument they clamp to the end, as in purejax).
-(b)-(g) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
+(b)-(d), (f)-(h) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
 jaxpr with those rewrites (not inside loop and cond bodies); an element is
 accepted where JAX gives the emulated value and purejax the plain one.
 Elements that flushing subnormals alone changes are accepted wherever
 purejax gives the plain value: what XLA's fused code makes of a flushed
 value varies (``floor_divide(v, v)`` of a flushed ``v`` is -1 there, NaN
 when ``v`` is an input).
+(h) XLA merges a dynamic_slice of a dynamic_slice into one, adding the start
+    indices and clamping once against the outer operand (so a start that
+    should clamp inside the inner window reads past it); eager JAX and
+    purejax clamp each slice.
 Seen and not excused: JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)``
-(XLA folds an integer 0 / 0); jitted ``lax.dynamic_slice`` with a large
-uint32 start index differs from JAX's eager one (purejax matches eager).
+(XLA folds an integer 0 / 0).
 """
 import numpy as np
 
@@ -133,7 +136,7 @@ def _abs_of_square(x, prod, fired):
 
 
 def _rewritten(eqn, vals, producers, fired):
-  """The result XLA's rewrites (b), (e), (f) give for ``eqn``, or None."""
+  """The result XLA's rewrites (b), (f), (h) give for ``eqn``, or None."""
   name, out = eqn.primitive.name, eqn.outvars[0].aval
   prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
   kind = np.dtype(out.dtype).kind
@@ -150,6 +153,13 @@ def _rewritten(eqn, vals, producers, fired):
           fired.add("convert(bool) * x simplified")
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
+    if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
+      inner = prods[0][2]
+      x, starts = inner[0], inner[1:]
+      merged = [np.asarray(np.asarray(b) + np.asarray(a).astype(np.asarray(b).dtype))
+                for a, b in zip(starts, vals[1:])]
+      fired.add("nested dynamic_slice merged")
+      return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
   return None
 
 
@@ -192,7 +202,7 @@ def _gather_indices(eqn, vals, fired):
 
 
 def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only_flush=False):
-  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(g) (only
+  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(h) (only
   (d) with ``only_flush``), and what produced each (name, params,
   operands); the names of the rules that changed something are added to
   ``fired``."""

@@ -85,6 +85,11 @@ def _known(program, x64=False):
      "log(exp(x))"),
     (["v = x.astype(jnp.float32) * np.float32(np.inf)"], {"x": np.array([False, True])}, False,
      "convert(bool)"),
+    # XLA merges nested dynamic slices, clamping once
+    (["w = lax.dynamic_slice(x, (0, a, 3), (1, 4, 24))",
+      "v = lax.dynamic_slice(w, (np.uint32(0), b, np.uint32(4)), (1, 1, 17))"],
+     {"x": np.arange(16 * 31, dtype=np.uint32).reshape(1, 16, 31), "a": np.int32(3),
+      "b": np.uint32(5)}, False, "nested dynamic_slice"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
