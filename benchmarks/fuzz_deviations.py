@@ -35,13 +35,16 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
     argument they clamp to the end, as in purejax).
-(b)-(d), (f)-(h) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
+(b)-(d), (f)-(i) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
 jaxpr with those rewrites (not inside loop and cond bodies); an element is
 accepted where JAX gives the emulated value and purejax the plain one.
 Elements that flushing subnormals alone changes are accepted wherever
 purejax gives the plain value: what XLA's fused code makes of a flushed
 value varies (``floor_divide(v, v)`` of a flushed ``v`` is -1 there, NaN
 when ``v`` is an input).
+(i) XLA divides by a broadcast value by multiplying with its reciprocal,
+    computed once and flushed when subnormal: ``x / broadcast(1.13e38)`` is
+    0 in JAX, not ``x / 1.13e38``.
 (h) XLA merges a dynamic_slice of a dynamic_slice into one, adding the start
     indices and clamping once against the outer operand (so a start that
     should clamp inside the inner window reads past it); eager JAX and
@@ -55,6 +58,7 @@ from purejax._src.backends import numpy_backend
 from purejax._src.jaxpr import Literal, sub_jaxprs
 
 from fuzz_bounds import _dist, bounded_eval
+from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
 
 # Float sums and products: JAX's order may differ, bounded by fuzz_bounds.
 REASSOCIATED = frozenset({"cumsum", "cumprod", "cumlogsumexp", "reduce_sum", "reduce_prod",
@@ -136,7 +140,7 @@ def _abs_of_square(x, prod, fired):
 
 
 def _rewritten(eqn, vals, producers, fired):
-  """The result XLA's rewrites (b), (f), (h) give for ``eqn``, or None."""
+  """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None."""
   name, out = eqn.primitive.name, eqn.outvars[0].aval
   prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
   kind = np.dtype(out.dtype).kind
@@ -153,6 +157,11 @@ def _rewritten(eqn, vals, producers, fired):
           fired.add("convert(bool) * x simplified")
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
+    if name == "div" and kind == "f" and prods[1] and prods[1][0] == "broadcast_in_dim":
+      one = np.ones((), out.dtype)
+      reciprocal = _flushed((one / np.asarray(prods[1][2][0])).astype(out.dtype), fired)
+      fired.add("division by a broadcast is a product by its reciprocal")
+      return (np.asarray(vals[0]) * _broadcast_like(reciprocal, prods[1])).astype(out.dtype)
     if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
       inner = prods[0][2]
       x, starts = inner[0], inner[1:]
@@ -161,6 +170,11 @@ def _rewritten(eqn, vals, producers, fired):
       fired.add("nested dynamic_slice merged")
       return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
   return None
+
+
+def _broadcast_like(x, producer):
+  """``x`` broadcast as ``producer`` (a broadcast_in_dim) broadcast its operand."""
+  return numpy_backend.jit_impl(_BROADCAST)(x, *producer[2][1:], **producer[1])
 
 
 def nan_dropping_reduction(producer, expected):
@@ -202,7 +216,7 @@ def _gather_indices(eqn, vals, fired):
 
 
 def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only_flush=False):
-  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(h) (only
+  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(i) (only
   (d) with ``only_flush``), and what produced each (name, params,
   operands); the names of the rules that changed something are added to
   ``fired``."""

@@ -85,6 +85,9 @@ def _known(program, x64=False):
      "log(exp(x))"),
     (["v = x.astype(jnp.float32) * np.float32(np.inf)"], {"x": np.array([False, True])}, False,
      "convert(bool)"),
+    # XLA divides by a broadcast value through its (flushed) reciprocal
+    (["v = jnp.mean(x / jnp.mean(x, axis=0), axis=0)"],
+     {"x": np.array([[-1.122058e-02], [-3.5], [3.4e38]], np.float32)}, False, "reciprocal"),
     # XLA merges nested dynamic slices, clamping once
     (["w = lax.dynamic_slice(x, (0, a, 3), (1, 4, 24))",
       "v = lax.dynamic_slice(w, (np.uint32(0), b, np.uint32(4)), (1, 1, 17))"],
