@@ -410,15 +410,20 @@ def _inputs_at(program, failure):
 
 # -- the script ---------------------------------------------------------------------------------
 
+def batch_programs(seed, family, count, max_ops=10, oracle=None, x64=False):
+  """The programs of one batch (the same for the same arguments) and their generator."""
+  with config.override("jax_enable_x64", x64):
+    gen = Gen(seed, family, max_ops)
+    if oracle is not None:
+      gen.input_kind = "normal"
+    return [gen.program() for _ in range(count)], gen
+
+
 def batch_job(seed, family, count, max_ops=10, oracle=None, x64=False):
   """A job: generate ``count`` programs from ``seed`` and check them (C
   against NumPy, or with ``oracle="jax"`` against JAX)."""
   def job():
-    with config.override("jax_enable_x64", x64):
-      gen = Gen(seed, family, max_ops)
-      if oracle is not None:
-        gen.input_kind = "normal"
-      programs = [gen.program() for _ in range(count)]
+    programs, gen = batch_programs(seed, family, count, max_ops, oracle, x64)
     report = checker(oracle, x64)(programs)
     report.stats.update({f"rejected: {k}": n for k, n in gen.rejected.items()})
     if report.failures:
@@ -473,9 +478,12 @@ def main(argv=None):
                                 not opts.no_fork):
     totals.update(report.stats)
     seed, family = jobs[i][:2]
+    programs = report.programs
+    if programs is None and any(f.kind in CRASHES for f in report.failures):
+      programs = batch_programs(*jobs[i])[0]   # the child died with them: make them again
     for f in report.failures:
       totals[f"failures: {f.kind}"] += 1
-      failed.append((seed, family, report.programs, f))
+      failed.append((seed, family, programs, f))
       print(f"batch seed={seed} ({family}): {f!r}", flush=True)
   elapsed = time.perf_counter() - t0
   print(f"\n{opts.programs} programs in {nbatch} batches, {elapsed:.1f} s")

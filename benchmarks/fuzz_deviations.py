@@ -1,0 +1,251 @@
+"""JAX's own known deviations, for benchmarks/fuzz_oracle.py: where JAX 0.10
+(XLA:CPU) gives an answer purejax deliberately does not copy, the oracle
+accepts JAX's answer only if it is exactly what the deviation predicts, and
+purejax's only if it is the NumPy reference's.  Everything else stays strict.
+
+(a) Float rounding: XLA evaluates cumulative sums and products as a
+    reduce-window / associative scan whose order adds more rounding error
+    than purejax's, sums and dot products in other orders, and its own
+    transcendental approximations, which ill-conditioned functions after
+    them (arcsin near 1, the cancellation in gelu or logaddexp) magnify.
+    Both answers are accepted within fuzz_bounds' bound (4 ulp per
+    transcendental function, a sum's reassociation error scaled to its
+    length and measured against the float64 sum, carried through the later
+    operations); elements it cannot bound (where a partial sum may overflow
+    in some order) are not compared after a sum, as in the C fuzz.
+(b) XLA's algebraic simplifier rewrites ``abs(x * x)`` to ``x * x``, also on
+    signed integers, where ``x * x`` may wrap to a negative number:
+    ``jnp.abs(jnp.int8(12) * jnp.int8(12))`` is -112 in JAX, 112 in NumPy
+    and purejax.
+(c) With x64, XLA:CPU's gather truncates 64-bit start indices to 32 bits
+    before its bounds check (in every mode but clip, where jnp clamps first):
+    ``jnp.take(x, jnp.array([2**32 + 3]))`` reads ``x[3]``.
+(d) XLA:CPU flushes float32/float64 subnormals to zero, as inputs and as
+    results (README, "Subnormal numbers are kept"): the oracle's inputs have
+    none, but intermediate results can (``jax.nn.silu(-88.0)`` is -0.0 in
+    JAX, -7e-37 in purejax).
+(e) XLA:CPU's max/min reductions over large operands drop NaNs
+    (``lax.reduce_max`` of 40961 floats holding a NaN is a number, not always
+    the largest; of 16, NaN): documented as NaN-propagating, as in NumPy and
+    purejax.  Checked only where the reduction is the program's output.
+(f) Other algebraic simplifications XLA makes that change IEEE results:
+    ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
+    ``log(exp(x))`` is ``x`` (no overflow), ``convert(bool) * x`` is a
+    select (0, not NaN, for False * inf).
+(g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
+    in jnp.take's clip mode (JAX reads them as negative; as a traced
+    argument they clamp to the end, as in purejax).
+(b)-(d), (f)-(i) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
+jaxpr with those rewrites (not inside loop and cond bodies); an element is
+accepted where JAX gives the emulated value and purejax the plain one.
+Elements that flushing subnormals alone changes are accepted wherever
+purejax gives the plain value: what XLA's fused code makes of a flushed
+value varies (``floor_divide(v, v)`` of a flushed ``v`` is -1 there, NaN
+when ``v`` is an input).
+(i) XLA divides by a broadcast value by multiplying with its reciprocal,
+    computed once and flushed when subnormal: ``x / broadcast(1.13e38)`` is
+    0 in JAX, not ``x / 1.13e38``.
+(h) XLA merges a dynamic_slice of a dynamic_slice into one, adding the start
+    indices and clamping once against the outer operand (so a start that
+    should clamp inside the inner window reads past it); eager JAX and
+    purejax clamp each slice.
+Seen and not excused: JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)``
+(XLA folds an integer 0 / 0).
+"""
+import numpy as np
+
+from purejax._src.backends import numpy_backend
+from purejax._src.jaxpr import Literal, sub_jaxprs
+
+from fuzz_bounds import _dist, bounded_eval
+from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
+
+# Float sums and products: JAX's order may differ, bounded by fuzz_bounds.
+REASSOCIATED = frozenset({"cumsum", "cumprod", "cumlogsumexp", "reduce_sum", "reduce_prod",
+                          "dot_general", "scatter-add", "scatter-mul"})
+
+
+# -- (a) float rounding ---------------------------------------------------------------------------
+
+def _sums_floats(eqn):
+  return eqn.primitive.name in REASSOCIATED and eqn.outvars[0].aval.dtype.kind in "fc"
+
+
+def _has_float_sum(jaxpr):
+  return any(_sums_floats(e) or any(_has_float_sum(j) for j in sub_jaxprs(e.params))
+             for e in jaxpr.eqns)
+
+
+def after_float_sum(jaxpr):
+  """For each output of ``jaxpr``, whether a float sum or product feeds it."""
+  tainted = set()
+  for eqn in jaxpr.eqns:
+    hit = _sums_floats(eqn) or any(_has_float_sum(j) for j in sub_jaxprs(eqn.params)) or \
+        any(type(v) is not Literal and v in tainted for v in eqn.invars)
+    if hit:
+      tainted.update(eqn.outvars)
+  return [type(v) is not Literal and v in tainted for v in jaxpr.outvars]
+
+
+def within_bound(value, bound, expected, got, after_sum):
+  """Elementwise: JAX's and purejax's outputs both within ``bound`` of the
+  NumPy reference ``value`` (unbounded elements pass only ``after_sum``)."""
+  if bound is None or np.asarray(value).dtype.kind != "f":
+    return np.zeros(np.shape(value), bool)
+  bound = np.asarray(bound)
+  # Unbounded elements (a sum that one order may overflow, and what follows
+  # from it) are not comparable, as in the C-against-NumPy fuzz.
+  unbounded = ~np.isfinite(bound) if after_sum else np.zeros(bound.shape, bool)
+  return unbounded | ((_dist(expected, value) <= bound) & (_dist(got, value) <= bound))
+
+
+def references(jaxpr, args):
+  """(value, bound) per output: the NumPy reference and its error bound."""
+  return bounded_eval(jaxpr, args)
+
+
+# -- (b), (c): JAX's answers, emulated -------------------------------------------------------------
+
+def _flushed(x, fired):
+  """``x`` with float32/float64 subnormals made signed zeros (d)."""
+  x = np.asarray(x)
+  if x.dtype.kind == "c":
+    return _flushed(x.real, fired) + 1j * _flushed(x.imag, fired)
+  if x.dtype.kind != "f" or x.dtype == np.float16:
+    return x
+  sub = (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)
+  if not sub.any():
+    return x
+  fired.add("subnormals flushed")
+  return np.where(sub, np.copysign(np.zeros((), x.dtype), x), x).astype(x.dtype)
+
+
+def _signed_int(aval):
+  return np.dtype(aval.dtype).kind == "i"
+
+
+def _abs_of_square(x, prod, fired):
+  """(b) JAX's abs(x * x) on a signed int: the product itself where XLA sees
+  one operand twice (equal values here)."""
+  name, _, pvals = prod
+  if name == "square" or (name == "integer_pow" and prod[1].get("y") == 2):
+    same = np.ones(x.shape, bool)
+  elif name == "mul":
+    same = np.broadcast_to(np.asarray(pvals[0]) == np.asarray(pvals[1]), x.shape)
+  else:
+    return None
+  if (same & (x < 0)).any():
+    fired.add("abs(x*x) simplified")
+  return np.where(same, x, np.abs(x)).astype(x.dtype)
+
+
+def _rewritten(eqn, vals, producers, fired):
+  """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None."""
+  name, out = eqn.primitive.name, eqn.outvars[0].aval
+  prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
+  kind = np.dtype(out.dtype).kind
+  with np.errstate(all="ignore"):
+    if name == "abs" and _signed_int(out) and prods[0]:
+      return _abs_of_square(vals[0], prods[0], fired)
+    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp"):
+      y = np.asarray(prods[0][2][0])
+      fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
+      return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
+    if name == "mul" and kind in "fc":
+      for i, p in enumerate(prods):
+        if p and p[0] == "convert_element_type" and np.asarray(p[2][0]).dtype == np.bool_:
+          fired.add("convert(bool) * x simplified")
+          res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
+          return np.broadcast_to(res, out.shape).astype(out.dtype)
+    if name == "div" and kind == "f" and prods[1] and prods[1][0] == "broadcast_in_dim":
+      one = np.ones((), out.dtype)
+      reciprocal = _flushed((one / np.asarray(prods[1][2][0])).astype(out.dtype), fired)
+      fired.add("division by a broadcast is a product by its reciprocal")
+      return (np.asarray(vals[0]) * _broadcast_like(reciprocal, prods[1])).astype(out.dtype)
+    if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
+      inner = prods[0][2]
+      x, starts = inner[0], inner[1:]
+      merged = [np.asarray(np.asarray(b) + np.asarray(a).astype(np.asarray(b).dtype))
+                for a, b in zip(starts, vals[1:])]
+      fired.add("nested dynamic_slice merged")
+      return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
+  return None
+
+
+def _broadcast_like(x, producer):
+  """``x`` broadcast as ``producer`` (a broadcast_in_dim) broadcast its operand."""
+  return numpy_backend.jit_impl(_BROADCAST)(x, *producer[2][1:], **producer[1])
+
+
+def nan_dropping_reduction(producer, expected):
+  """(e) Elementwise, for an output made by a float max/min reduction: where
+  the reduced slice holds a NaN and JAX gives NaN, one of its elements or
+  the init value (XLA:CPU's vectorized max keeps whichever operand its
+  instruction order picks: [nan, 0.01, nan] gives -inf)."""
+  if producer is None or producer[0] not in ("reduce_max", "reduce_min"):
+    return None
+  x = np.asarray(producer[2][0])
+  if x.dtype.kind != "f":
+    return None
+  axes = tuple(producer[1]["axes"])
+  rest = [d for d in range(x.ndim) if d not in axes]
+  slices = np.transpose(x, rest + list(axes)).reshape(expected.shape + (-1,))
+  has_nan = np.isnan(slices).any(-1)
+  start = -np.inf if producer[0] == "reduce_max" else np.inf   # the reduction's init value
+  member = (slices == expected[..., None]).any(-1) | np.isnan(expected) | (expected == start)
+  return has_nan & member
+
+
+def _gather_indices(eqn, vals, fired):
+  """Gather's 64-bit indices as XLA:CPU uses them: (c) truncated to 32 bits
+  outside clip mode, (g) unsigned read as signed in clip mode."""
+  if eqn.primitive.name != "gather":
+    return vals
+  idx = np.asarray(vals[1])
+  if idx.dtype.kind not in "iu" or idx.dtype.itemsize != 8:
+    return vals
+  if "CLIP" in str(eqn.params.get("mode")):
+    short = idx.astype(np.int64)
+    rule = "uint64 clip index read as signed"
+  else:
+    short = idx.astype(np.int32)
+    rule = "64-bit gather index truncated"
+  if (short != idx).any():
+    fired.add(rule)
+  return [vals[0], short] + list(vals[2:])
+
+
+def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only_flush=False):
+  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(i) (only
+  (d) with ``only_flush``), and what produced each (name, params,
+  operands); the names of the rules that changed something are added to
+  ``fired``."""
+  fired = set() if fired is None else fired
+  env = dict(zip(jaxpr.constvars, (np.asarray(c) for c in consts)))
+  env.update(zip(jaxpr.invars, (_flushed(a, fired) for a in args)))
+  producers = {v: p for v, p in zip(jaxpr.invars, arg_producers or []) if p}
+
+  def read(v):
+    return _flushed(v.val, fired) if type(v) is Literal else env[v]
+
+  for eqn in jaxpr.eqns:
+    vals = [read(v) for v in eqn.invars]
+    param = getattr(eqn.primitive, "call_jaxpr_param", None)
+    special = None if only_flush else _rewritten(eqn, vals, producers, fired)
+    made = [None] * len(eqn.outvars)
+    if special is not None:
+      outs = [special]
+    elif param and eqn.params.get(param) is not None:
+      closed = eqn.params[param]
+      inner = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
+      outs, made = emulate_jax(closed.jaxpr, vals, closed.consts, fired, inner, only_flush)
+    else:
+      vals = vals if only_flush else _gather_indices(eqn, vals, fired)
+      with np.errstate(all="ignore"):
+        out = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
+      outs = list(out) if eqn.primitive.multiple_results else [out]
+    for v, o, m in zip(eqn.outvars, outs, made):
+      env[v] = _flushed(np.asarray(o, v.aval.dtype), fired)
+      producers[v] = m or (eqn.primitive.name, eqn.params, vals)
+  return ([read(v) for v in jaxpr.outvars],
+          [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
