@@ -7,9 +7,10 @@ import pytest
 
 import purejax as jax
 from purejax import lax
-from purejax._src import pjit
-from purejax._src.backends.cpu import host_steps, toolchain
+from purejax._src.backends.cpu import toolchain
 from purejax._src.config import config
+
+from tests.tier_pair import c_and_numpy_tier
 
 pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
 
@@ -36,17 +37,6 @@ def _operands(dtype):
   return a, b
 
 
-def _compiled(f, *args):
-  jf = jax.jit(f)
-  assert host_steps.jaxpr_host_steps(jf.trace(*args).jaxpr.jaxpr) == []
-  with config.override("purejax_compile_sync", True), config.override("purejax_backend", "cpu"):
-    got = np.asarray(jf(*args))
-    assert hasattr(pjit.executable_for(jf.trace(*args).jaxpr), "source")
-  with config.override("purejax_backend", "numpy"):
-    want = np.asarray(jax.jit(f)(*args))
-  return got, want
-
-
 def _same(got, want):
   """Equal bits, any NaN equal to any NaN."""
   assert got.dtype == want.dtype
@@ -70,12 +60,12 @@ def _close_to_reference(got, a, b, rtol):
 def test_complex_pow_compiles_with_the_numpy_tiers_bits(dtype):
   with jax.enable_x64(dtype == np.complex128):
     a, b = _operands(dtype)
-    got, want = _compiled(lax.pow, a, b)
+    got, want = c_and_numpy_tier(lax.pow, a, b)
     _same(got, want)
     _close_to_reference(got, a, b, 2e-4 if dtype == np.complex64 else 1e-11)
     # An integer exponent array: converted to the base's type first.
     n = RNG.randint(-7, 8, a.shape).astype(np.int32)
-    got, want = _compiled(lax.pow, a, n)
+    got, want = c_and_numpy_tier(lax.pow, a, n)
     _same(got, want)
     _close_to_reference(got, a, n, 2e-5 if dtype == np.complex64 else 1e-13)
 
@@ -85,7 +75,7 @@ def test_complex_pow_special_values():
   nan = complex(np.nan, np.nan)
   a = np.array([0, np.nan, 0, 0, 0, 2j, 1 + 1j, 1 + 1j], np.complex64)
   b = np.array([0, 0, 2 + 1j, -1, 1j, 2, 3, -2], np.complex64)
-  got, _ = _compiled(lax.pow, a, b)
+  got, _ = c_and_numpy_tier(lax.pow, a, b)
   want = [1, 1, 0, nan, nan, -4, -2 + 2j, -0.5j]
   np.testing.assert_array_equal(got, np.array(want, np.complex64))
 

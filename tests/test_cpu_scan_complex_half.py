@@ -14,9 +14,9 @@ import pytest
 import ml_dtypes
 import purejax as jax
 from purejax import lax
-from purejax._src import pjit
-from purejax._src.backends.cpu import host_steps, toolchain
-from purejax._src.config import config
+from purejax._src.backends.cpu import toolchain
+
+from tests.tier_pair import c_and_numpy_tier
 
 pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
 
@@ -26,18 +26,6 @@ SCANS = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 # (shape, axis): lanes along an inner axis, a last axis, several blocks of
 # scan_order (one pass and recursive), a short row.
 CASES = [((5, 300), 1), ((700, 3), 0), ((2, 70000), 1), ((3,), 0)]
-
-
-def compiled(f, *args):
-  """``jit(f)(*args)`` from C (asserting no host step), and the NumPy tier's."""
-  jf = jax.jit(f)
-  assert host_steps.jaxpr_host_steps(jf.trace(*args).jaxpr.jaxpr) == []
-  with config.override("purejax_compile_sync", True), config.override("purejax_backend", "cpu"):
-    got = jf(*args)
-    assert hasattr(pjit.executable_for(jf.trace(*args).jaxpr), "source")
-  with config.override("purejax_backend", "numpy"):
-    want = jax.jit(f)(*args)
-  return np.asarray(got), np.asarray(want)
 
 
 def bits(x):
@@ -88,7 +76,7 @@ def _check_scans(dtype, shape, axis):
       x = (x + 1).astype(dtype)
     for reverse in (False, True):
       f = lambda v: getattr(lax, name)(v * 1, axis=axis, reverse=reverse)
-      got, want = compiled(f, x)
+      got, want = c_and_numpy_tier(f, x)
       if name == "cumprod" and np.dtype(dtype) == np.complex128:
         # gcc's vectorized complex product at a block's first element may
         # round one part differently (one ulp of complex128).
@@ -109,7 +97,7 @@ def _check_scans(dtype, shape, axis):
 def test_half_specials_and_extrema_keep_bits(dtype):
   x = np.array([1.0, np.nan, -0.0, 0.0, -np.inf, 3.0, np.inf, -2.0], np.float32).astype(dtype)
   for name in SCANS:
-    got, want = compiled(lambda v: getattr(lax, name)(v, axis=0), x)
+    got, want = c_and_numpy_tier(lambda v: getattr(lax, name)(v, axis=0), x)
     same_bits_or_nan(got, want)
 
 
@@ -119,11 +107,11 @@ def test_complex_extrema_xla_rule():
   nan = np.nan
   x = np.array([1 + 2j, 1 + 1j, complex(nan, 0), 2 + 0j, complex(0, nan), 3 + 0j, 1 + 5j],
                np.complex64)
-  got, want = compiled(lambda v: lax.cummax(v, axis=0), x)
+  got, want = c_and_numpy_tier(lambda v: lax.cummax(v, axis=0), x)
   same_bits_or_nan(got, want)
   expected = [1 + 2j, 1 + 2j, complex(nan, 0), 2 + 0j, 2 + 0j, 3 + 0j, 3 + 0j]
   np.testing.assert_array_equal(got, np.array(expected, np.complex64))
-  got, _ = compiled(lambda v: lax.cummin(v, axis=0), x)
+  got, _ = c_and_numpy_tier(lambda v: lax.cummin(v, axis=0), x)
   expected = [1 + 2j, 1 + 1j, complex(nan, 0), 2 + 0j, complex(0, nan), complex(0, nan), complex(0, nan)]
   np.testing.assert_array_equal(got, np.array(expected, np.complex64))
 
@@ -137,7 +125,7 @@ def test_against_jax(dtype):
     if name == "cumlogsumexp" and np.dtype(dtype).kind == "c":
       continue
     v = (operand(dtype, (4, 200), 0.01) + 1).astype(dtype) if name == "cumprod" else x
-    got, _ = compiled(lambda a: getattr(lax, name)(a, axis=1), v)
+    got, _ = c_and_numpy_tier(lambda a: getattr(lax, name)(a, axis=1), v)
     want = np.asarray(real_jax.jit(lambda a: getattr(real_jax.lax, name)(a, axis=1))(v))
     if name in ("cummax", "cummin"):   # no NaN: exact in any order
       same_bits_or_nan(got, want)

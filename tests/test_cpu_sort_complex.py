@@ -8,9 +8,10 @@ import pytest
 import purejax as jax
 import purejax.numpy as jnp
 from purejax import lax
-from purejax._src import pjit
-from purejax._src.backends.cpu import host_steps, toolchain
+from purejax._src.backends.cpu import toolchain
 from purejax._src.config import config
+
+from tests.tier_pair import c_and_numpy_tier
 
 pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
 
@@ -45,17 +46,6 @@ def _order(x, axis):
   return np.moveaxis(out, -1, axis)
 
 
-def _compiled(f, *args):
-  jf = jax.jit(f)
-  assert host_steps.jaxpr_host_steps(jf.trace(*args).jaxpr.jaxpr) == []
-  with config.override("purejax_compile_sync", True), config.override("purejax_backend", "cpu"):
-    got = jf(*args)
-    assert hasattr(pjit.executable_for(jf.trace(*args).jaxpr), "source")
-  with config.override("purejax_backend", "numpy"):
-    want = jax.jit(f)(*args)
-  return jax.tree_util.tree_map(np.asarray, (got, want))
-
-
 def _same_bits(got, want):
   assert got.dtype == want.dtype and got.shape == want.shape
   view = {8: np.uint32, 16: np.uint64}.get(got.dtype.itemsize, got.dtype)
@@ -70,14 +60,14 @@ def test_complex_sort_compiles_in_lexicographic_order(dtype, shape, axis):
     x = _operand(dtype, shape)
     order = _order(x, axis)
     # sort (keys only), argsort, and a complex key carrying a value.
-    (got, idx), (want, want_idx) = _compiled(
+    (got, idx), (want, want_idx) = c_and_numpy_tier(
         lambda v: (lax.sort(v, dimension=axis), jnp.argsort(v, axis=axis, stable=True)), x)
     _same_bits(got, want)
     np.testing.assert_array_equal(idx, want_idx)
     np.testing.assert_array_equal(idx, order)
     _same_bits(got, np.take_along_axis(x, order, axis))
     values = RNG.randint(0, 1000, shape).astype(np.int32)
-    (k, v), (wk, wv) = _compiled(
+    (k, v), (wk, wv) = c_and_numpy_tier(
         lambda a, b: lax.sort((a, b), dimension=axis, num_keys=1), x, values)
     _same_bits(k, wk)
     np.testing.assert_array_equal(v, wv)
@@ -88,7 +78,7 @@ def test_complex_key_after_a_real_key():
   # num_keys=2: an integer key first, then the complex one.
   x = _operand(np.complex64, (3, 500))
   k = RNG.randint(0, 4, (3, 500)).astype(np.int32)
-  (gk, gx), (wk, wx) = _compiled(lambda a, b: lax.sort((a, b), dimension=1, num_keys=2), k, x)
+  (gk, gx), (wk, wx) = c_and_numpy_tier(lambda a, b: lax.sort((a, b), dimension=1, num_keys=2), k, x)
   np.testing.assert_array_equal(gk, wk)
   _same_bits(gx, wx)
   for r in range(3):

@@ -11,9 +11,10 @@ import scipy.special as sps
 import ml_dtypes
 import purejax as jax
 from purejax import lax
-from purejax._src import pjit
-from purejax._src.backends.cpu import host_steps, toolchain
+from purejax._src.backends.cpu import toolchain
 from purejax._src.config import config
+
+from tests.tier_pair import c_and_numpy_tier
 
 pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
 
@@ -57,17 +58,6 @@ def _bits(x):
   return np.ascontiguousarray(x).view(np.uint16)
 
 
-def _compiled(f, args):
-  jf = jax.jit(f)
-  assert host_steps.jaxpr_host_steps(jf.trace(*args).jaxpr.jaxpr) == []
-  with config.override("purejax_compile_sync", True), config.override("purejax_backend", "cpu"):
-    got = np.asarray(jf(*args))
-    assert hasattr(pjit.executable_for(jf.trace(*args).jaxpr), "source")
-  with config.override("purejax_backend", "numpy"):
-    want = np.asarray(jax.jit(f)(*args))
-  return got, want
-
-
 def _within_half_rounding(got, ref, dtype, rel):
   """``got`` (half) is ``ref`` rounded to ``dtype`` up to ``rel`` relative
   error (one half rounding plus the float32 evaluation)."""
@@ -84,7 +74,7 @@ def _within_half_rounding(got, ref, dtype, rel):
 def test_half_special_compiles_with_the_numpy_tiers_bits(name, dtype):
   f, ref_fn, make = CASES[name]
   args = [a.astype(dtype) for a in OPERANDS[name]]
-  got, want = _compiled(f, args)
+  got, want = c_and_numpy_tier(f, *args)
   assert got.dtype == dtype
   np.testing.assert_array_equal(_bits(got), _bits(want))
   # The float32 result rounded once more: the float32 function's bits

@@ -1,0 +1,20 @@
+"""``jit(f)`` on the C backend and on the NumPy tier, for tests comparing the
+two: the C code must have compiled every equation (no host step)."""
+import numpy as np
+
+import purejax as jax
+from purejax._src import pjit
+from purejax._src.backends.cpu import host_steps
+from purejax._src.config import config
+
+
+def c_and_numpy_tier(f, *args):
+  """(C backend's result, NumPy tier's result), as NumPy arrays (pytrees)."""
+  jf = jax.jit(f)
+  assert host_steps.jaxpr_host_steps(jf.trace(*args).jaxpr.jaxpr) == []
+  with config.override("purejax_compile_sync", True), config.override("purejax_backend", "cpu"):
+    got = jf(*args)
+    assert hasattr(pjit.executable_for(jf.trace(*args).jaxpr), "source")
+  with config.override("purejax_backend", "numpy"):
+    want = jax.jit(f)(*args)
+  return jax.tree_util.tree_map(np.asarray, (got, want))
