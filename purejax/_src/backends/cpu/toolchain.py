@@ -341,9 +341,9 @@ def _version(argv):
   return lines[0].strip()
 
 
-def _command(argv, cflags, ldflags, out):
+def _command(argv, cflags, ldflags, out, language="c"):
   """The compiler's argument list: source on stdin, libraries after it."""
-  return argv + cflags + ["-x", "c", "-", "-x", "none", "-o", str(out)] + ldflags
+  return argv + cflags + ["-x", language, "-", "-x", "none", "-o", str(out)] + ldflags
 
 
 @functools.lru_cache(maxsize=None)
@@ -630,8 +630,12 @@ def _compile(source, tc, extra, out):
   """Compiles into ``out``; raises ``CompileError`` (``DiskFull`` when the
   compiler could not write for want of space)."""
   libs = tuple(f for f in extra if f.startswith("-l"))
-  cflags = tc.cflags + [f for f in extra if f not in libs]
-  argv = _command(tc.argv, cflags, tc.ldflags + list(libs), out)
+  # ``-x<language>`` in extra_flags: the source's language (C++ for the
+  # CUDA backend's emulated kernels), else C.
+  languages = [f for f in extra if f.startswith("-x")]
+  cflags = tc.cflags + [f for f in extra if f not in libs and f not in languages]
+  argv = _command(tc.argv, cflags, tc.ldflags + list(libs), out,
+                  languages[-1][2:] if languages else "c")
   try:
     proc = _run(argv, input=source)
   except subprocess.TimeoutExpired:
