@@ -12,7 +12,6 @@ generated sources are also compiled for a GPU, to keep them valid CUDA.
 import shutil
 import subprocess
 
-import ml_dtypes
 import numpy as np
 import pytest
 

@@ -460,7 +460,8 @@ def compile_library(source, *, extra_flags=()):
   process, is loaded from the disk cache (unless ``purejax_disk_cache`` is
   off: then nothing is read from or written to it).  Raises
   ``CompilerUnavailable`` when there is no compiler and ``CompileError``
-  (with the compiler's diagnostics) when it rejects the source.
+  (with the compiler's diagnostics) when it rejects the source.  A flag
+  ``-x<language>`` (``-xc++``) compiles another language than C.
   """
   extra = _check_flags(extra_flags)
   lib = _libraries.get((source, extra))

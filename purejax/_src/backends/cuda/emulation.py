@@ -5,8 +5,6 @@ setting ``blockIdx``/``threadIdx`` (generated kernels use no barriers or
 shared memory, so running the threads one after another is exact)."""
 import ctypes
 
-import numpy as np
-
 from purejax._src.backends.cpu import toolchain
 
 # As the C backend: no FMA contraction (a GPU module is to be compiled with

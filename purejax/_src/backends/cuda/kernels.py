@@ -19,8 +19,13 @@ the NumPy tier use (skipped empty lanes hold the identity, which changes no
 partial result), so results are the same bits.  Extrema, integer and
 boolean reductions are exact in any order; argmax/argmin carry the index
 and prefer the smaller one on ties.  The partition depends on the shapes
-only: ``THREADS`` threads per block, at most ``MAX_BLOCKS`` blocks.
+only: ``THREADS`` threads per block, at most ``MAX_BLOCKS`` blocks.  The
+scratch of a reduction holds ``M * NB * U`` slots per accumulator: at most
+about as many as its input has elements (a coarser partition, several lanes
+a thread, would shrink it; left for the GPU tuning).
 """
+import re
+
 import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops
@@ -186,7 +191,6 @@ class _Builder(KernelValues):
   def _function(self, name, params, lines, nest):
     text = "\n".join([f'extern "C" __global__ void {name}({", ".join(params)}) {{']
                      + ["  " + line for line in lines] + ["}\n"])
-    import re
     text = re.sub(r"@(\d+)@", lambda m: nest.render(self.ixs[int(m.group(1))]), text)
     return codegen_ops.for_cuda(text)
 
