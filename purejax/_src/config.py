@@ -185,7 +185,8 @@ config.define("jax_log_compiles", False, help="Log each compilation.")
 config.define("jax_check_tracer_leaks", False, help="Check for leaked tracers.")
 config.define("jax_traceback_filtering", "auto", kind=str, help="Traceback filtering.")
 # The compiler backend for jit (PUREJAX_BACKEND=cpu|numpy, ...).
-config.define("purejax_backend", "cpu", kind=str, choices=("cpu", "numpy"),
+# cuda_emulation (internal, for tests): the GPU backend's kernels run on the CPU.
+config.define("purejax_backend", "cpu", kind=str, choices=("cpu", "numpy", "cuda_emulation"),
               help="Backend that runs jitted computations: cpu (compiled C, NumPy where "
                    "no C compiler is found) or numpy (one NumPy call per primitive).")
 config.define("purejax_num_threads", 0, kind=int,

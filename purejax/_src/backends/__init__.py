@@ -43,6 +43,9 @@ def compile_jaxpr(jaxpr, backend=None, num_threads=None):
   lowered = key_lowering.lower_jaxpr(jaxpr)
   if lowered is not None:   # typed PRNG keys: run on their uint32 key data
     return _WithConsts(compile_jaxpr(lowered[0], backend, num_threads), lowered[1])
+  if backend == "cuda_emulation":   # the GPU backend's kernels, emulated (tests)
+    from purejax._src.backends.cuda import runner
+    return runner.compile_jaxpr(jaxpr)
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
   if (config.purejax_compile_sync or not tier_numerics.numpy_tier_exact(jaxpr)

@@ -21,7 +21,7 @@ import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops
 from purejax._src.backends.cpu.indexing import (
-    Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, unflatten)
+    Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, run_variables, unflatten)
 from purejax._src.config import thread_count
 from purejax._src.jaxpr import Literal
 from purejax._src.lax import reduction_order
@@ -126,16 +126,15 @@ def _view_index(eqn, idx, sizes):
   return idx   # convert_element_type, copy, stop_gradient
 
 
-class _KernelBuilder:
-  """Builds one group's C function.  Index expressions are emitted as
-  placeholders and rendered once the loop structure is chosen (which
-  depends on all of them)."""
+class KernelValues:
+  """The values of one group's kernel as C expressions (shared by the C and
+  the CUDA kernel builders).  Index expressions are emitted as placeholders
+  (``ix``) and rendered once the loop structure is chosen (which depends on
+  all of them)."""
 
-  def __init__(self, plan, group, name, num_threads, openmp, may_alias=frozenset()):
+  def __init__(self, plan, group, name):
     self.plan, self.group, self.name = plan, group, name
     self.sizes = group.shape
-    self.num_threads, self.openmp = num_threads, openmp
-    self.may_alias = may_alias
     self.loads = {}   # input var -> the indices it is loaded at
     self.body = []
     self.cache = {}
@@ -199,6 +198,30 @@ class _KernelBuilder:
     return codegen_ops.emit(self, name, args, [u.aval.dtype for u in eqn.invars], out.dtype,
                             params)
 
+  def _out(self, v):
+    self.outputs.append(v)
+    return f"q{len(self.outputs) - 1}"
+
+  def _runs(self, dims, prefix):
+    """Greedily merges adjacent loop dims every index walks row-major."""
+    ixs = [i for ix in self.ixs for i in all_ixs(ix)]
+    runs = []
+    for d in dims:
+      if runs and mergeable(runs[-1][-1], d, ixs, self.sizes):
+        runs[-1].append(d)
+      else:
+        runs.append([d])
+    return [(f"{prefix}{i}", r) for i, r in enumerate(runs)]
+
+
+class _KernelBuilder(KernelValues):
+  """Builds one group's C function."""
+
+  def __init__(self, plan, group, name, num_threads, openmp, may_alias=frozenset()):
+    super().__init__(plan, group, name)
+    self.num_threads, self.openmp = num_threads, openmp
+    self.may_alias = may_alias
+
   # the kernel --------------------------------------------------------------------
 
   def build(self):
@@ -232,21 +255,6 @@ class _KernelBuilder:
         v for v, idxs in self.loads.items()
         if g.axes is None and idxs == {ident} and tuple(v.aval.shape) == tuple(shape))
     return _Kernel(self.name, self.inputs, self.outputs, text, same_index)
-
-  def _out(self, v):
-    self.outputs.append(v)
-    return f"q{len(self.outputs) - 1}"
-
-  def _runs(self, dims, prefix):
-    """Greedily merges adjacent loop dims every index walks row-major."""
-    ixs = [i for ix in self.ixs for i in all_ixs(ix)]
-    runs = []
-    for d in dims:
-      if runs and mergeable(runs[-1][-1], d, ixs, self.sizes):
-        runs[-1].append(d)
-      else:
-        runs.append([d])
-    return [(f"{prefix}{i}", r) for i, r in enumerate(runs)]
 
   def _map_nest(self):
     big = [d for d, n in enumerate(self.sizes) if n > 1]
@@ -439,9 +447,9 @@ class _KernelBuilder:
     lines.append(f"for (; rr + {LANES} <= rhi; rr += {LANES}) {{")
     lines += (self._pragma(f"simd {clauses}") if simd else [])
     lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
-    lines += _run_vars(nest, red, "rr + rl") + body + ["}", "}"]
+    lines += run_variables(nest, red, "rr + rl") + body + ["}", "}"]
     lines.append("for (int rl = 0; rr + rl < rhi; rl++) {")
-    lines += _run_vars(nest, red, "rr + rl") + body + ["}"]
+    lines += run_variables(nest, red, "rr + rl") + body + ["}"]
     return lines + _lane_tree(lanes, "")
 
   def _ordered_chunks(self, nest, red, decls, body):
@@ -547,7 +555,7 @@ class _KernelBuilder:
     lines += [each] + [f"{nm}[rl][k] = {init};" for _, nm, init, _ in lanes] + ["}", "}"]
     lines.append("for (int64_t rr = rlo; rr < rhi; rr++) {")
     lines.append(f"const int rl = (int)((rr - rlo) % {LANES});")
-    lines += _run_vars(nest, red, "rr")
+    lines += run_variables(nest, red, "rr")
     lines += self._pragma("simd")
     lines += [each, "const int64_t kin = kb + k;"] + body + folds + ["}", "}"]
     lines += [each] + _lane_tree(lanes, "[k]") + _block_merge(lanes, nb, "[k]") + ["}"]
@@ -566,19 +574,6 @@ def _ordered(eqn):
 
 def _is_lanes(decl):
   return type(decl[3]) is tuple
-
-
-def _run_vars(nest, red, flat):
-  """The reduced loops' run variables from the flattened reduced index."""
-  lines, inner = [], 1
-  for var, dims in reversed(red):
-    size = nest.run_size(dims)
-    value = f"({flat})" if inner == 1 else f"(({flat}) / {inner})"
-    if var != red[0][0]:
-      value = f"{value} % {size}"
-    lines.append(f"const int64_t {var} = {value};")
-    inner *= size
-  return lines
 
 
 def _lane_tree(lanes, k):

@@ -762,3 +762,36 @@ def arg_better(name, dtype, v, best):
   if _kind(dtype) == "f":
     return f"({v} {cmp} {best} || ({v} != {v} && {best} == {best}))"
   return f"({v} {cmp} {best})"
+
+
+# -- CUDA ---------------------------------------------------------------------------------
+# The CUDA backend's kernels are built from this same table (CUDA C is C).
+# Where CUDA names a function the expressions (or the portable prelude) call
+# differently, ``for_cuda`` renames it; the primitives of
+# ``CUDA_UNSUPPORTED`` have no device code yet (their C helpers call libc or
+# are not written as device functions), and complex numbers (C99 _Complex,
+# which CUDA's C++ lacks) are not supported on the GPU backend.
+CUDA_FUNCTIONS = {
+    "__builtin_popcount": "__popc", "__builtin_popcountll": "__popcll",
+    "__builtin_clz": "__clz", "__builtin_clzll": "__clzll",
+    "__builtin_fmaf": "fmaf", "__builtin_rintf": "rintf",
+    "pj_lgammaf": "lgammaf", "pj_lgamma": "lgamma",   # thread-safe on the device
+}
+CUDA_UNSUPPORTED = frozenset(special_c.OPS)
+_CUDA_NAME = None
+
+
+def for_cuda(text):
+  """C text with the functions CUDA names differently renamed."""
+  global _CUDA_NAME
+  if _CUDA_NAME is None:
+    import re
+    _CUDA_NAME = re.compile(r"\b(" + "|".join(sorted(CUDA_FUNCTIONS, key=len, reverse=True))
+                            + r")\b(?=\s*\()")
+  return _CUDA_NAME.sub(lambda m: CUDA_FUNCTIONS[m.group(1)], text)
+
+
+def cuda_supported(name, ins, out):
+  """Whether the CUDA kernels compute primitive ``name`` on these dtypes
+  (given that C does)."""
+  return name not in CUDA_UNSUPPORTED and all(_kind(d) != "c" for d in list(ins) + [out])

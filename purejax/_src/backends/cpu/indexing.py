@@ -242,3 +242,17 @@ def mergeable(outer, inner, ixs, sizes):
     if ix.coef(outer) != ix.coef(inner) * sizes[inner]:
       return False
   return True
+
+
+def run_variables(nest, runs, flat):
+  """C declarations of the variables of ``runs`` (loop runs of ``nest``,
+  outer to inner) from ``flat``, their row-major flattened index."""
+  lines, inner = [], 1
+  for var, dims in reversed(runs):
+    size = nest.run_size(dims)
+    value = f"({flat})" if inner == 1 else f"(({flat}) / {inner})"
+    if var != runs[0][0]:
+      value = f"{value} % {size}"
+    lines.append(f"const int64_t {var} = {value};")
+    inner *= size
+  return lines

@@ -15,11 +15,14 @@ VECTOR_MATH = {
     "double": ("tanh", "cbrt", "asinh", "acosh", "atanh"),
 }
 
-PRELUDE = r"""#include <stdint.h>
+# The parts are named so that the CUDA backend's device prelude can take the
+# ones that are portable C (``PORTABLE``: no libc calls, no globals) as they are.
+_INCLUDES = r"""#include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
 
-/* max/min as lax defines them: NaN propagates, -0.0 orders below +0.0. */
+"""
+_MINMAX = r"""/* max/min as lax defines them: NaN propagates, -0.0 orders below +0.0. */
 static inline float pj_maxf(float a, float b) {
   return a != a ? a : b != b ? b : a == b ? (signbit(a) ? b : a) : a > b ? a : b; }
 static inline float pj_minf(float a, float b) {
@@ -28,22 +31,26 @@ static inline double pj_max(double a, double b) {
   return a != a ? a : b != b ? b : a == b ? (signbit(a) ? b : a) : a > b ? a : b; }
 static inline double pj_min(double a, double b) {
   return a != a ? a : b != b ? b : a == b ? (signbit(a) ? a : b) : a < b ? a : b; }
-/* Always 0, but gcc cannot know it: x ^ pj_opaque_zero hides where an
+"""
+_OPAQUE_ZERO = r"""/* Always 0, but gcc cannot know it: x ^ pj_opaque_zero hides where an
    integer came from (see the int -> float conversion in codegen_ops). */
 __attribute__((visibility("hidden"))) int32_t pj_opaque_zero = 0;
-static inline uint32_t pj_bitsf(float x) {
+"""
+_BITS = r"""static inline uint32_t pj_bitsf(float x) {
   union { float f; uint32_t u; } c; c.f = x; return c.u; }
 static inline uint64_t pj_bits(double x) {
   union { double f; uint64_t u; } c; c.f = x; return c.u; }
 static inline double pj_from_bits(uint64_t u) {
   union { double f; uint64_t u; } c; c.u = u; return c.f; }
-/* lgamma without the global signgam (which every thread would write). */
+"""
+_LGAMMA = r"""/* lgamma without the global signgam (which every thread would write). */
 float lgammaf_r(float, int*);
 double lgamma_r(double, int*);
 static inline float pj_lgammaf(float x) { int s; return lgammaf_r(x, &s); }
 static inline double pj_lgamma(double x) { int s; return lgamma_r(x, &s); }
 
-/* float32 exp and log within 1 ulp, vectorizable (libmvec's expf and logf
+"""
+_EXP_LOG_TANH = r"""/* float32 exp and log within 1 ulp, vectorizable (libmvec's expf and logf
    are off by up to 4 ulp).  exp: x = k ln2 + r (ln2 split so that k ln2_hi is
    exact), e^r = 1 + r + r^2 p(r) with p's Taylor series to r^5, then 2^k in
    two steps (exact, and one rounding into the subnormals).  log: in double,
@@ -99,6 +106,7 @@ static inline float pj_tanhf(float x) {
   return x != x ? x : copysignf(t, x);
 }
 """
+PRELUDE = _INCLUDES + _MINMAX + _OPAQUE_ZERO + _BITS + _LGAMMA + _EXP_LOG_TANH
 
 # log(1 - s) in double for s in [0, 1], vectorizable: 2 atanh(-s / (2 - s))
 # for s < 1/4; else 1 - s (exact for the float32 s erf_inv passes) split into
@@ -106,7 +114,7 @@ static inline float pj_tanhf(float x) {
 # e ln2 in two parts.  Against NumPy's float64 log1p(-s): at most 1 ulp
 # apart, and the same float32 rounding for every float32 s in [0, 1]
 # (checked exhaustively).
-PRELUDE += r"""
+_LOG1M = r"""
 static inline double pj_log1m(double s) {
   const uint64_t u = pj_bits(1.0 - s);
   const double m0 = pj_from_bits((u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
@@ -122,6 +130,7 @@ static inline double pj_log1m(double s) {
   return s == 1.0 ? -INFINITY : y;
 }
 """
+PRELUDE += _LOG1M
 
 
 def _erf_inv_f32_source():
@@ -153,7 +162,8 @@ static inline float pj_erf_invf(float x) {{
 """
 
 
-PRELUDE += _erf_inv_f32_source()
+_ERF_INV_F32 = _erf_inv_f32_source()
+PRELUDE += _ERF_INV_F32
 
 
 def _erf_inv_f64_source():
@@ -205,7 +215,7 @@ def vector_math_declarations():
 # even; a NaN keeps its sign and is quieted (float16 keeps the payload's top
 # bits, bfloat16 none), as XLA converts.  Storing (pj_store_*) takes a value
 # already of the type and keeps every bit (a NaN's payload too).
-PRELUDE += r"""
+_HALF = r"""
 static inline float pj_h2f(uint16_t h) {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   const float sub = (float)m * 0x1p-24f;   /* zero or subnormal: exact */
@@ -236,6 +246,7 @@ static inline uint16_t pj_store_bf16(float f) { return (uint16_t)(pj_bitsf(f) >>
 static inline float pj_round_f16(float f) { return pj_h2f(pj_f2h(f)); }
 static inline float pj_round_bf16(float f) { return pj_bf2f(pj_f2bf(f)); }
 """
+PRELUDE += _HALF
 
 # complex64/complex128 values are C99 complex types (as NumPy lays them out:
 # real, imaginary), built with __builtin_complex and taken apart with
@@ -345,3 +356,7 @@ PRELUDE += "".join(_COMPLEX.replace("T _Complex", f"{t} _Complex").replace("T ",
 from purejax._src.backends.cpu import special_c  # noqa: E402
 
 PRELUDE += special_c.SOURCE
+
+# Portable C helpers (no libc calls but math.h's, no globals), in dependency
+# order: the CUDA backend's device prelude is built from these.
+PORTABLE = _MINMAX + _BITS + _EXP_LOG_TANH + _LOG1M + _ERF_INV_F32 + _HALF

@@ -341,9 +341,9 @@ def _version(argv):
   return lines[0].strip()
 
 
-def _command(argv, cflags, ldflags, out):
+def _command(argv, cflags, ldflags, out, language="c"):
   """The compiler's argument list: source on stdin, libraries after it."""
-  return argv + cflags + ["-x", "c", "-", "-x", "none", "-o", str(out)] + ldflags
+  return argv + cflags + ["-x", language, "-", "-x", "none", "-o", str(out)] + ldflags
 
 
 @functools.lru_cache(maxsize=None)
@@ -460,7 +460,8 @@ def compile_library(source, *, extra_flags=()):
   process, is loaded from the disk cache (unless ``purejax_disk_cache`` is
   off: then nothing is read from or written to it).  Raises
   ``CompilerUnavailable`` when there is no compiler and ``CompileError``
-  (with the compiler's diagnostics) when it rejects the source.
+  (with the compiler's diagnostics) when it rejects the source.  A flag
+  ``-x<language>`` (``-xc++``) compiles another language than C.
   """
   extra = _check_flags(extra_flags)
   lib = _libraries.get((source, extra))
@@ -630,8 +631,12 @@ def _compile(source, tc, extra, out):
   """Compiles into ``out``; raises ``CompileError`` (``DiskFull`` when the
   compiler could not write for want of space)."""
   libs = tuple(f for f in extra if f.startswith("-l"))
-  cflags = tc.cflags + [f for f in extra if f not in libs]
-  argv = _command(tc.argv, cflags, tc.ldflags + list(libs), out)
+  # ``-x<language>`` in extra_flags: the source's language (C++ for the
+  # CUDA backend's emulated kernels), else C.
+  languages = [f for f in extra if f.startswith("-x")]
+  cflags = tc.cflags + [f for f in extra if f not in libs and f not in languages]
+  argv = _command(tc.argv, cflags, tc.ldflags + list(libs), out,
+                  languages[-1][2:] if languages else "c")
   try:
     proc = _run(argv, input=source)
   except subprocess.TimeoutExpired:

@@ -1,0 +1,44 @@
+"""A plan's CUDA module: the source of all its groups' kernels (after the
+device prelude) and its steps in order: GroupKernels, or host steps (an
+equation computed on the host by NumPy; for now native steps too: matrix
+products, control flow, sorts, gathers...)."""
+from purejax._src.backends.cpu.fusion import Group
+from purejax._src.backends.cuda import device_prelude, kernels
+
+
+class HostNumpyStep:
+  """An equation the GPU backend runs on the host through NumPy for now
+  (``native``: one the C backend compiles natively; its operands may be
+  read through ``read``/``fill`` as there)."""
+
+  def __init__(self, eqn, native=None):
+    self.eqn, self.native = eqn, native
+
+  def describe(self):
+    return f"host (NumPy): {self.eqn.primitive.name}"
+
+
+class Module:
+
+  def __init__(self, plan, steps, source):
+    self.plan, self.steps, self.source = plan, steps, source
+
+  def describe(self):
+    return "\n".join(f"  step {i}: " + (s.describe() if type(s) is HostNumpyStep else
+                                        f"kernels {', '.join(f for f, _ in s.functions)}")
+                     for i, s in enumerate(self.steps))
+
+
+def generate(plan):
+  """The Module of ``plan`` (a ``cpu.fusion`` Plan)."""
+  steps, sources = [], [device_prelude.PRELUDE]
+  for step in plan.steps:
+    if type(step) is Group:
+      k = kernels.build_group(plan, step, f"kernel_{len(sources) - 1}")
+      sources.append(k.source)
+      steps.append(k)
+    elif hasattr(step, "eqn") and hasattr(step, "inputs"):   # a native step
+      steps.append(HostNumpyStep(step.eqn, native=step))
+    else:
+      steps.append(HostNumpyStep(step.eqn))
+  return Module(plan, steps, "\n".join(sources))
