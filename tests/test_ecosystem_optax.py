@@ -18,12 +18,22 @@ pytestmark = pytest.mark.ecosystem
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# optax's own test suite on purejax (optax 0.2.8, chex 0.1.92, scikit-learn),
-# measured 2026-11-28: 2455 passed, 5 failed, 130 skipped, 2 files (those
-# importing flax) not collected; JAX 0.10.2 on the same machine: 2509
-# passed, 5 failed. Raise the floor as purejax grows: the target is JAX's.
-OPTAX_SUITE_PASS_FLOOR = 2455
-# Tests that read XLA's HLO text, which purejax (it compiles to C) has not.
+# optax's own test suite on purejax (optax 0.2.8, chex 0.1.92, flax 0.12.8,
+# scikit-learn: the ecosystem extra, so all 51 test files collect), this
+# test's command, measured 2026-11-28: 2492 passed, 3 failed, 130 skipped,
+# 18 deselected; JAX 0.10.2, same command and machine: 2491 passed, 5 failed
+# (2509 when measured without the deselect, which counted the 18 HLO tests).
+# Failing on both: _freezing_test's two bad-structure tests (they expect an
+# older JAX's "Dict key mismatch" message). On JAX only, float32 rounding
+# luck: nnls4/nnls5's "objective decreases" subtests and
+# test_clip_by_block_rms (0.9999999 != 1.0). On purejax only, the same kind:
+# _aggregating_test's "var grads ema with accumulation matches ... with
+# aggregation" subtest (its parent test still counts as passed) misses
+# rtol=1e-6 by 1.1e-6; JAX's own two paths differ by up to 4e-7 (relative).
+# Raise the floor as purejax grows.
+OPTAX_SUITE_PASS_FLOOR = 2492
+# Tests that read XLA's HLO text, which purejax (it compiles to C) has not;
+# --deselect matches node-id prefixes, so this drops its 18 parametrizations.
 OPTAX_TESTS_READING_HLO = ["optax/_src/numerics_test.py::NumericsTest::test_abs_sqr_hlo_equivalence"]
 
 

@@ -5,7 +5,8 @@ import warnings
 
 import numpy as np
 
-from purejax._src.dtypes import _VALID_DTYPES, _canonical, canonicalize_dtype, python_scalar_dtypes
+from purejax._src.dtypes import (_VALID_DTYPES, _canonical, canonicalize_dtype, is_extended,
+                                  python_scalar_dtypes)
 
 
 def _caller_stacklevel():
@@ -26,6 +27,8 @@ def check_user_dtype_supported(dtype, fun_name=None):
   64-bit type that will be truncated to 32 bits."""
   if dtype is None or (isinstance(dtype, type) and dtype in python_scalar_dtypes):
     return  # None means "infer"; Python types mean "the default dtype".
+  if is_extended(dtype):
+    return  # key<fry>: each function says what it does with a key dtype
   if _looks_like_array(dtype):
     raise ValueError("Passing an array as a dtype argument is no longer supported; "
                      "instead of dtype=arr use dtype=arr.dtype.")
@@ -51,7 +54,7 @@ def canonicalize_user_dtype(dtype, fun_name=None):
   if dtype is None:
     return None
   check_user_dtype_supported(dtype, fun_name)
-  return canonicalize_dtype(dtype)
+  return dtype if is_extended(dtype) else canonicalize_dtype(dtype)
 
 
 to_numpy_dtype = canonicalize_user_dtype

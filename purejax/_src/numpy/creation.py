@@ -100,6 +100,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
   if isinstance(object, range):
     object = list(object)   # as JAX: a range is a sequence of Python ints
   object = util.buffer_as_numpy(object)
+  if dtypes.is_extended(requested) and not isinstance(object, core.ArrayBase):
+    raise TypeError(f"Cannot interpret '{requested}' as a data type")  # as NumPy's message
 
   if isinstance(object, core.ArrayBase):
     out = _copy(object) if copy else object
@@ -170,6 +172,11 @@ def astype(x, dtype, /, *, copy=False, device=None):
 
 def _filled(shape, fill, dtype, weak_type, out_sharding=None):
   """``fill`` (a scalar) converted to dtype and broadcast to shape."""
+  if dtypes.is_extended(dtype):   # a key array whose key data all equal ``fill``
+    from purejax._src.random.keys import random_wrap
+    impl = dtype._impl
+    return _typed(random_wrap(_filled(shape + impl.key_shape, fill, np.dtype(np.uint32), False),
+                              impl), out_sharding)
   fill = lax.convert_element_type(fill, dtype, weak_type)
   out = lax.broadcast_in_dim(fill, shape, ()) if shape else fill
   return _typed(out, out_sharding)
