@@ -12,7 +12,6 @@ import pytest
 import purejax
 import purejax.numpy as jnp
 from purejax import lax
-from purejax._src import core
 from purejax._src.backends import numpy_backend
 from purejax._src.backends.cpu import toolchain
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.skipif(not toolchain.compiler_available(),
                                 reason="no C compiler")
 
 from purejax._src.backends.cpu import executable, fusion  # noqa: E402
-from purejax._src.pjit import trace_closed  # noqa: E402
+from tests.tier_pair import trace  # noqa: E402
 
 FLOATS = ["float32", "float64"]
 SIGNED = ["int8", "int16", "int32", "int64"]
@@ -29,13 +28,6 @@ INTS = SIGNED + UNSIGNED
 
 
 # -- helpers --------------------------------------------------------------------------------
-
-def trace(f, *args):
-  """The const-free jaxpr of ``f`` (returning a list of arrays) and its consts."""
-  avals = [core.ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args]
-  closed, consts = trace_closed(lambda *xs: list(f(*xs)), avals)
-  return closed.jaxpr, [np.asarray(c) for c in consts]
-
 
 def run_both(f, *args):
   jaxpr, consts = trace(f, *args)

@@ -18,7 +18,6 @@ import pytest
 import purejax
 import purejax.numpy as jnp
 from purejax import lax
-from purejax._src import core
 from purejax._src.backends.cpu import toolchain
 from purejax._src.config import config
 
@@ -26,16 +25,10 @@ pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C
 
 from purejax._src.backends.cpu import executable  # noqa: E402
 from purejax._src.backends.cuda import kernels, runner  # noqa: E402
-from purejax._src.pjit import trace_closed  # noqa: E402
+from tests.tier_pair import trace  # noqa: E402
 
 RNG = np.random.RandomState(0)
 _SOURCES = []   # generated CUDA modules, compiled by nvcc at the end
-
-
-def trace(f, *args):
-  avals = [core.ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args]
-  closed, consts = trace_closed(lambda *xs: list(f(*xs)), avals)
-  return closed.jaxpr, [np.asarray(c) for c in consts]
 
 
 def run_both(f, *args):

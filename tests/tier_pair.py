@@ -1,9 +1,9 @@
-"""``jit(f)`` on the C backend and on the NumPy tier, for tests comparing the
-two: the C code must have compiled every equation (no host step)."""
+"""Helpers for tests comparing backends: ``jit(f)`` on the C backend and on
+the NumPy tier, and a function traced to a const-free jaxpr."""
 import numpy as np
 
 import purejax as jax
-from purejax._src import pjit
+from purejax._src import core, pjit
 from purejax._src.backends.cpu import host_steps
 from purejax._src.config import config
 
@@ -18,3 +18,10 @@ def c_and_numpy_tier(f, *args):
   with config.override("purejax_backend", "numpy"):
     want = jax.jit(f)(*args)
   return jax.tree_util.tree_map(np.asarray, (got, want))
+
+
+def trace(f, *args):
+  """The const-free jaxpr of ``f`` (returning a list of arrays) and its consts."""
+  avals = [core.ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args]
+  closed, consts = pjit.trace_closed(lambda *xs: list(f(*xs)), avals)
+  return closed.jaxpr, [np.asarray(c) for c in consts]
