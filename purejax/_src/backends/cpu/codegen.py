@@ -336,11 +336,13 @@ class _KernelBuilder(KernelValues):
         at = self.ix(Ix.dim(e.params["axes"][0]))
         it = codegen_ops.ctype(e.params["index_dtype"])
         if two_pass:
-          kind = "reduce_max" if name == "argmax" else "reduce_min"
-          r = codegen_ops.reducer(kind, x)
-          names = [f"a{n}_{i}" for i in range(len(r.accs))][:2]   # value, NaN seen
+          if np.dtype(x).kind == "f":
+            r = codegen_ops.arg_extremum_value(name, x)
+          else:
+            r = codegen_ops.reducer("reduce_max" if name == "argmax" else "reduce_min", x)
+          names = [f"a{n}_{i}" for i in range(len(r.accs))]   # value (, NaN seen)
           decls += [(f"{ct} {nm}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
-          folds += r.combine(names + ["a_unused"], val)[:len(names)]
+          folds += r.combine(names, val)
           # Branch-free (``&``, ``|``), so that the loop vectorizes.
           # The values are kept for the second loop: recomputing them could
           # round differently (a vectorized libm call vs the scalar one).
@@ -399,19 +401,26 @@ class _KernelBuilder(KernelValues):
     if any(_is_lanes(d) for d in decls):
       lines += self._ordered_loops(nest, red, decls, body + folds)
     else:
-      lines += self._reduce_loops(nest, red, decls, body + folds)
+      lines += self._reduce_loops(nest, red, decls, body + folds,
+                                  parallel=parallel and not outer and not second[0])
     if second[0]:
       lines += self._reduce_loops(nest, red, second[0], second[1])
     lines += finals + ["}"] * len(outer)
     return lines
 
-  def _reduce_loops(self, nest, red, decls, body):
+  def _reduce_loops(self, nest, red, decls, body, parallel=False):
+    """The reduced loops folding into scalar accumulators.  With ``parallel``
+    (a whole-array reduction), threads take parts of the first loop: only
+    for operators exact in any order (``simd``: max, min, integer sums)."""
     lines = [f"{d};" if nm is None else f"{d} = {init};" for d, nm, init, _ in decls]
     decls = [d for d in decls if d[1] is not None]
     simd = all(op for *_, op in decls)
     clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in decls)
     for i, (var, dims) in enumerate(red):
-      if i == len(red) - 1 and simd:
+      last = i == len(red) - 1
+      if i == 0 and simd and parallel:
+        lines += self._pragma(f"parallel for{' simd' if last else ''} {clauses}")
+      elif last and simd:
         lines += self._pragma(f"simd {clauses}")
       lines.append(self._loop(nest, var, dims))
     return lines + body + ["}"] * len(red)

@@ -655,29 +655,41 @@ class Reducer:
 
 
 def _float_extremum(name, dtype):
-  # max/min reassociate exactly, but OpenMP's max reduction ignores NaN and
-  # the order of zeros: reduce the non-NaN values and keep flags for "saw a
-  # NaN" and "saw the zero of the wanted sign".
-  ct, is_max = ctype(dtype), name == "reduce_max"
-  bits = "uint32_t" if ct == "float" else "uint64_t"
-  zero = "0" if is_max else ("0x80000000u" if ct == "float" else "0x8000000000000000ull")
+  # One accumulator: the values' total-order keys (pj_order_key) reduced by
+  # integer max/min, which vectorizes; a NaN takes the key that wins (so it
+  # propagates), and -0.0 orders below +0.0 as lax's max and min define it.
+  ct, f, is_max = ctype(dtype), _fsuffix(dtype), name == "reduce_max"
+  kt, top = ("int32_t", "INT32_MAX") if ct == "float" else ("int64_t", "INT64_MAX")
+  nan_key = top if is_max else f"(-{top} - 1)"
+  identity = f"pj_order_key{f}({lowest(dtype) if is_max else highest(dtype)})"
+  cmp = ">" if is_max else "<"
+
+  def combine(names, v):
+    k, = names
+    return [f"{{ const {kt} x = {v} != {v} ? {nan_key} : pj_order_key{f}({v}); "
+            f"{k} = x {cmp} {k} ? x : {k}; }}"]
+
+  def final(names):
+    k, = names
+    return f"({k} == {nan_key} ? ({ct})NAN : pj_from_order_key{f}({k}))"
+
+  return Reducer([(kt, identity, "max" if is_max else "min")], combine, final)
+
+
+def arg_extremum_value(name, dtype):
+  """argmax/argmin's vectorizable first pass on floats: the extremum of the
+  non-NaN values and a "saw a NaN" flag.  Zeros of either sign compare
+  equal here, as NumPy's argmax finds the first of them."""
+  ct, is_max = ctype(dtype), name == "argmax"
   skip = lowest(dtype) if is_max else highest(dtype)
   cmp = ">" if is_max else "<"
 
   def combine(names, v):
-    m, nan, z = names
+    m, nan = names
     return [f"{{ const {ct} x = {v} != {v} ? {skip} : {v}; {m} = x {cmp} {m} ? x : {m}; }}",
-            f"{nan} |= ({v} != {v});",
-            f"{z} |= (pj_bits{_fsuffix(dtype)}({v}) == ({bits}){zero});"]
+            f"{nan} |= ({v} != {v});"]
 
-  def final(names):
-    m, nan, z = names
-    pos, neg = f"(({ct})0)", f"(-({ct})0)"
-    first, second = (pos, neg) if is_max else (neg, pos)
-    return f"({nan} ? ({ct})NAN : {m} == 0 ? ({z} ? {first} : {second}) : {m})"
-
-  return Reducer([(ct, skip, "max" if is_max else "min"), ("int", "0", "|"), ("int", "0", "|")],
-                 combine, final)
+  return Reducer([(ct, skip, "max" if is_max else "min"), ("int", "0", "|")], combine, None)
 
 
 def _complex_extremum(name, dtype):

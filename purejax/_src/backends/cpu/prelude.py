@@ -42,6 +42,16 @@ static inline uint64_t pj_bits(double x) {
   union { double f; uint64_t u; } c; c.f = x; return c.u; }
 static inline double pj_from_bits(uint64_t u) {
   union { double f; uint64_t u; } c; c.u = u; return c.f; }
+/* Floats as signed integers in IEEE total order (-0 below +0), so that a
+   float max or min reduces as one vectorized integer max or min. */
+static inline int32_t pj_order_keyf(float x) {
+  const int32_t s = (int32_t)pj_bitsf(x); return s ^ ((s >> 31) & 0x7fffffff); }
+static inline float pj_from_order_keyf(int32_t k) {
+  union { float f; uint32_t u; } c; c.u = (uint32_t)(k ^ ((k >> 31) & 0x7fffffff)); return c.f; }
+static inline int64_t pj_order_key(double x) {
+  const int64_t s = (int64_t)pj_bits(x); return s ^ ((s >> 63) & 0x7fffffffffffffffLL); }
+static inline double pj_from_order_key(int64_t k) {
+  return pj_from_bits((uint64_t)(k ^ ((k >> 63) & 0x7fffffffffffffffLL))); }
 """
 _LGAMMA = r"""/* lgamma without the global signgam (which every thread would write). */
 float lgammaf_r(float, int*);
