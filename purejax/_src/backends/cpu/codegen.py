@@ -19,9 +19,11 @@ import re
 
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops
+from purejax._src.backends.cpu import codegen_ops, column_reductions
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, run_variables, unflatten)
+from purejax._src.backends.cpu.lane_tree import (
+    block_final, block_merge, block_stack_decls, is_lanes, lane_tree)
 from purejax._src.config import thread_count
 from purejax._src.jaxpr import Literal
 from purejax._src.lax import reduction_order
@@ -32,6 +34,8 @@ _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
 _MAX_ORDERED_BLOCK = 64   # the same with LANES accumulators each (ordered sums)
 _MAX_CHUNKS = 4096   # whole-array reductions: partial results kept on the stack
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
+_ROW_CHUNK_BYTES = 64 << 10   # exact column reductions: shared accumulators on the stack
+_ROW_CHUNK_WIDTH = 4096   # ... and each chunk's accumulators (columns at a time)
 
 
 def _block_size(count, threads, most=_MAX_BLOCK):
@@ -273,10 +277,10 @@ class _KernelBuilder(KernelValues):
     nest = LoopNest(self.sizes, outer_runs + red_runs + inner_runs)
     return nest, {"outer": outer_runs, "reduced": red_runs, "inner": inner_runs}
 
-  def _threads(self):
+  def threads(self):
     return thread_count(self.num_threads)
 
-  def _pragma(self, text):
+  def pragma(self, text):
     if not self.openmp:
       return []
     threads = f" num_threads({self.num_threads})" if self.num_threads > 0 else ""
@@ -289,7 +293,6 @@ class _KernelBuilder(KernelValues):
               for i, v in enumerate(self.inputs)]
     params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
                for i, v in enumerate(self.outputs)]
-    head = f"static void {self.name}({', '.join(params)}) {{"
     total = int(np.prod(self.sizes, dtype=np.int64))
     parallel = total >= PARALLEL_MIN_POINTS
     if self.group.axes is None:
@@ -298,6 +301,7 @@ class _KernelBuilder(KernelValues):
       lines = self._emit_blocked(nest, loops, body, reductions, parallel)
     else:
       lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel)
+    head = f"static void {self.name}({', '.join(params)}) {{"
     return "\n".join([head] + ["  " + line for line in lines] + ["}\n"])
 
   def _loop(self, nest, var, dims):
@@ -308,12 +312,12 @@ class _KernelBuilder(KernelValues):
     for i, (var, dims) in enumerate(runs):
       if i == 0 and parallel:
         if len(runs) == 1:
-          lines += self._pragma("parallel for simd")
+          lines += self.pragma("parallel for simd")
         else:
-          lines += self._pragma("parallel for" + (f" collapse({len(runs) - 1})"
+          lines += self.pragma("parallel for" + (f" collapse({len(runs) - 1})"
                                                   if len(runs) > 2 else ""))
       elif i == len(runs) - 1:
-        lines += self._pragma("simd")
+        lines += self.pragma("simd")
       lines.append(self._loop(nest, var, dims))
     lines += body + ["}"] * len(runs)
     return lines
@@ -389,16 +393,16 @@ class _KernelBuilder(KernelValues):
     small = len(red) == 1 and nest.run_size(red[0][1]) <= _ARG_BUFFER
     decls, folds, finals, second = self._accumulators(reductions, two_pass=small)
     n = nest.run_size([d for _, dims in red for d in dims])
-    if (not outer and parallel and any(_is_lanes(d) for d in decls) and not second[0]
+    if (not outer and parallel and any(is_lanes(d) for d in decls) and not second[0]
         and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
       return self._ordered_chunks(nest, red, decls, body + folds) + finals
     lines = []
     if outer and parallel:
-      lines += self._pragma("parallel for" + (f" collapse({len(outer)})"
+      lines += self.pragma("parallel for" + (f" collapse({len(outer)})"
                                               if len(outer) > 1 else ""))
     for var, dims in outer:
       lines.append(self._loop(nest, var, dims))
-    if any(_is_lanes(d) for d in decls):
+    if any(is_lanes(d) for d in decls):
       lines += self._ordered_loops(nest, red, decls, body + folds)
     else:
       lines += self._reduce_loops(nest, red, decls, body + folds,
@@ -419,9 +423,9 @@ class _KernelBuilder(KernelValues):
     for i, (var, dims) in enumerate(red):
       last = i == len(red) - 1
       if i == 0 and simd and parallel:
-        lines += self._pragma(f"parallel for{' simd' if last else ''} {clauses}")
+        lines += self.pragma(f"parallel for{' simd' if last else ''} {clauses}")
       elif last and simd:
-        lines += self._pragma(f"simd {clauses}")
+        lines += self.pragma(f"simd {clauses}")
       lines.append(self._loop(nest, var, dims))
     return lines + body + ["}"] * len(red)
 
@@ -431,17 +435,17 @@ class _KernelBuilder(KernelValues):
     lane loop vectorizes; its width is fixed, not the machine's)."""
     n = nest.run_size([d for _, dims in red for d in dims])
     nb, _ = reduction_order.blocks(n)
-    lanes = [d for d in decls if _is_lanes(d)]
-    scalars = [d for d in decls if not _is_lanes(d)]
+    lanes = [d for d in decls if is_lanes(d)]
+    scalars = [d for d in decls if not is_lanes(d)]
     lines = [f"{d};" if nm is None else f"{d} = {init};" for d, nm, init, _ in scalars]
     lines += [f"{d};" for d, *_ in lanes]
     lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
-    lines += _block_stack_decls(lanes, nb, "")
+    lines += block_stack_decls(lanes, nb, "")
     lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
     lines += self._ordered_block(nest, red, lanes, scalars, body, n)
-    lines += _block_merge(lanes, nb, "")
+    lines += block_merge(lanes, nb, "")
     lines.append("}")
-    lines += _block_final(lanes, nb, "")
+    lines += block_final(lanes, nb, "")
     return lines
 
   def _ordered_block(self, nest, red, lanes, scalars, body, n):
@@ -454,12 +458,12 @@ class _KernelBuilder(KernelValues):
     lines += [f"{nm}[rl] = {init};" for _, nm, init, _ in lanes] + ["}"]
     lines.append("int64_t rr = rlo;")
     lines.append(f"for (; rr + {LANES} <= rhi; rr += {LANES}) {{")
-    lines += (self._pragma(f"simd {clauses}") if simd else [])
+    lines += (self.pragma(f"simd {clauses}") if simd else [])
     lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
     lines += run_variables(nest, red, "rr + rl") + body + ["}", "}"]
     lines.append("for (int rl = 0; rr + rl < rhi; rl++) {")
     lines += run_variables(nest, red, "rr + rl") + body + ["}"]
-    return lines + _lane_tree(lanes, "")
+    return lines + lane_tree(lanes, "")
 
   def _ordered_chunks(self, nest, red, decls, body):
     """A whole-array ordered reduction on all threads: they take chunks of
@@ -472,48 +476,52 @@ class _KernelBuilder(KernelValues):
     while -(-nb // per) > _MAX_CHUNKS:
       per *= 2
     nch, full, tail = -(-nb // per), nb // per, nb % per
-    lanes = [d for d in decls if _is_lanes(d)]
-    scalars = [d for d in decls if not _is_lanes(d)]
+    lanes = [d for d in decls if is_lanes(d)]
+    scalars = [d for d in decls if not is_lanes(d)]
     lines = [f"{d} = {init};" for d, nm, init, _ in scalars]
     lines += [f"{ct} {nm[:-2]}_c[{nch}];" for _, nm, _, (_, ct, _) in lanes]
     lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
     clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in scalars)
-    lines += self._pragma(f"parallel for {clauses}")
+    lines += self.pragma(f"parallel for {clauses}")
     lines.append(f"for (int64_t ci = 0; ci < {nch}; ci++) {{")
     lines += [f"{d};" for d, *_ in lanes]
     lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
-    lines += _block_stack_decls(lanes, per, "")
+    lines += block_stack_decls(lanes, per, "")
     lines.append(f"const int64_t rb0 = ci * {per};")
     lines.append(f"for (int64_t rb = rb0; rb < rb0 + {per} && rb < {nb}; rb++) {{")
     lines += self._ordered_block(nest, red, lanes, scalars, body, n)
-    lines += _block_merge(lanes, per, "", counter="rb - rb0")
+    lines += block_merge(lanes, per, "", counter="rb - rb0")
     lines.append("}")
     if per == 1:
       lines += [f"{nm[:-2]}_c[ci] = {nm[:-2]}_t;" for _, nm, *_ in lanes]
     else:
       lines.append(f"if (ci < {full}) {{")
-      lines += _block_final(lanes, per, "", target="{t}")
+      lines += block_final(lanes, per, "", target="{t}")
       if tail:
         lines.append("} else {")
-        lines += (_block_final(lanes, tail, "", target="{t}") if tail > 1 else
+        lines += (block_final(lanes, tail, "", target="{t}") if tail > 1 else
                   [f"{nm[:-2]}_t = {nm[:-2]}_s[0];" for _, nm, *_ in lanes])
       lines.append("}")
       lines += [f"{nm[:-2]}_c[ci] = {nm[:-2]}_t;" for _, nm, *_ in lanes]
     lines.append("}")
-    lines += _block_stack_decls(lanes, nch, "")
+    lines += block_stack_decls(lanes, nch, "")
     lines.append(f"for (int64_t rb = 0; rb < {nch}; rb++) {{")
-    lines += _block_merge(lanes, nch, "", value="{base}_c[rb]")
+    lines += block_merge(lanes, nch, "", value="{base}_c[rb]")
     lines.append("}")
-    return lines + _block_final(lanes, nch, "")
+    return lines + block_final(lanes, nch, "")
 
   def _emit_blocked(self, nest, loops, body, reductions, parallel):
     outer, red, inner = loops["outer"], loops["reduced"], loops["inner"]
     count = nest.run_size(inner[0][1])
     ordered = any(_ordered(e) for e, *_ in reductions)
-    block = _block_size(count, self._threads() if parallel else 1,
+    block = _block_size(count, self.threads() if parallel else 1,
                         _MAX_ORDERED_BLOCK if ordered else _MAX_BLOCK)
     nblocks = -(-count // block)
     decls, folds, finals, _ = self._accumulators(reductions, block)
+    if (parallel and not outer and not ordered
+        and column_reductions.exact_fits(self, nest, red, decls, count)):
+      return column_reductions.exact_row_chunks(self, nest, red, body, decls, folds, finals,
+                                                count)
     if ordered:
       return self._emit_blocked_ordered(nest, loops, body, decls, folds, finals, parallel,
                                         count, block, nblocks)
@@ -522,7 +530,7 @@ class _KernelBuilder(KernelValues):
     lines += [lanes] + [f"{nm}[k] = {init};" for _, nm, init, _ in decls] + ["}"]
     for var, dims in red:
       lines.append(self._loop(nest, var, dims))
-    lines += self._pragma("simd")
+    lines += self.pragma("simd")
     lines += [lanes, "const int64_t kin = kb + k;"] + body + folds + ["}"]
     lines += ["}"] * len(red)
     lines += [lanes, "const int64_t kin = kb + k;"] + finals + ["}"]
@@ -534,7 +542,7 @@ class _KernelBuilder(KernelValues):
     take whole blocks), and the block's accumulator declarations."""
     lines = []
     if parallel:
-      lines += self._pragma(f"parallel for collapse({len(outer) + 1})" if outer
+      lines += self.pragma(f"parallel for collapse({len(outer) + 1})" if outer
                             else "parallel for")
     for var, dims in outer:
       lines.append(self._loop(nest, var, dims))
@@ -550,11 +558,11 @@ class _KernelBuilder(KernelValues):
     outer, red = loops["outer"], loops["reduced"]
     n = nest.run_size([d for _, dims in red for d in dims])
     nb, _ = reduction_order.blocks(n)
-    lanes = [d for d in decls if _is_lanes(d)]
-    scalars = [d for d in decls if not _is_lanes(d)]
+    lanes = [d for d in decls if is_lanes(d)]
+    scalars = [d for d in decls if not is_lanes(d)]
     lines = self._blocks_head(nest, outer, parallel, count, block, nblocks, decls)
     lines += [f"{ct} {nm[:-2]}_t[{block}];" for _, nm, _, (_, ct, _) in lanes]
-    lines += _block_stack_decls(lanes, nb, f"[{block}]")
+    lines += block_stack_decls(lanes, nb, f"[{block}]")
     each = "for (int64_t k = 0; k < kn; k++) {"
     lines += [each] + [f"{nm}[k] = {init};" for _, nm, init, _ in scalars] + ["}"]
     lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
@@ -565,11 +573,11 @@ class _KernelBuilder(KernelValues):
     lines.append("for (int64_t rr = rlo; rr < rhi; rr++) {")
     lines.append(f"const int rl = (int)((rr - rlo) % {LANES});")
     lines += run_variables(nest, red, "rr")
-    lines += self._pragma("simd")
+    lines += self.pragma("simd")
     lines += [each, "const int64_t kin = kb + k;"] + body + folds + ["}", "}"]
-    lines += [each] + _lane_tree(lanes, "[k]") + _block_merge(lanes, nb, "[k]") + ["}"]
+    lines += [each] + lane_tree(lanes, "[k]") + block_merge(lanes, nb, "[k]") + ["}"]
     lines.append("}")
-    lines += [each, "const int64_t kin = kb + k;"] + _block_final(lanes, nb, "[k]")
+    lines += [each, "const int64_t kin = kb + k;"] + block_final(lanes, nb, "[k]")
     lines += finals + ["}"]
     lines += ["}"] + ["}"] * len(outer)
     return lines
@@ -579,63 +587,3 @@ def _ordered(eqn):
   """Whether reduction ``eqn`` follows ``reduction_order`` (float sums, products)."""
   return (eqn.primitive.name in ("reduce_sum", "reduce_prod")
           and np.dtype(eqn.invars[0].aval.dtype) in reduction_order.ORDERED_DTYPES)
-
-
-def _is_lanes(decl):
-  return type(decl[3]) is tuple
-
-
-def _lane_tree(lanes, k):
-  """Each lanes array folded into its first lane by halving, then into ``_t``."""
-  lines = []
-  for _, nm, _, (_, _, op) in lanes:
-    h = LANES // 2
-    while h >= 1:
-      lines += [f"{nm}[{i}]{k} = {nm}[{i}]{k} {op} {nm}[{i + h}]{k};" for i in range(h)]
-      h //= 2
-  return lines
-
-
-def _block_stack_decls(lanes, nb, k):
-  if nb == 1:
-    return []
-  return [f"{ct} {nm[:-2]}_s[{nb.bit_length()}]{k};" for _, nm, _, (_, ct, _) in lanes]
-
-
-def _block_merge(lanes, nb, k, counter="rb", value="{nm}[0]{k}"):
-  """Block ``counter``'s result (``value``) pushed on the stack of pairwise
-  partial results (a binary counter: the same tree as pairing neighbours
-  level by level)."""
-  lines = []
-  for _, nm, _, (_, ct, op) in lanes:
-    t, v = nm[:-2] + "_t", value.format(nm=nm, base=nm[:-2], k=k)
-    if nb == 1:
-      lines.append(f"{t}{k} = {v};")
-      continue
-    st = nm[:-2] + "_s"
-    lines.append(f"{{ {ct} v = {v}; int64_t c = {counter}; int lvl = 0; "
-                 f"while (c & 1) {{ v = {st}[lvl]{k} {op} v; c >>= 1; lvl++; }} "
-                 f"{st}[lvl]{k} = v; }}")
-  return lines
-
-
-def _block_final(lanes, nb, k, target="{t}{k}"):
-  """The stack's partial results folded from the last (smallest) up."""
-  lines = []
-  if nb == 1:
-    return lines
-  for _, nm, _, (_, _, op) in lanes:
-    t, st = nm[:-2] + "_t", nm[:-2] + "_s"
-    levels = [lvl for lvl in range(nb.bit_length()) if nb >> lvl & 1]
-    expr = f"{st}[{levels[0]}]{k}"
-    for lvl in levels[1:]:
-      expr = f"({st}[{lvl}]{k} {op} {expr})"
-    lines.append(f"{target.format(t=t, nm=nm, k=k)} = {expr};")
-  return lines
-
-
-def _bit_reversed_lanes():
-  """The lanes in the order whose pairwise tree is the halving tree: lane
-  ``i`` and ``i + h`` are neighbours at the level where ``h`` halves."""
-  bits = LANES.bit_length() - 1
-  return [int(format(p, f"0{bits}b")[::-1], 2) for p in range(LANES)]
