@@ -5,6 +5,8 @@ Each case runs jitted on the C backend (compiled synchronously) and on the
 NumPy backend, and checks that the compiled plan really has the native step
 (so a silent fallback to NumPy fails the test).
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -372,3 +374,53 @@ def test_scratch_memory_of_a_shared_library_outlives_one_executable():
   del second
   gc.collect()
   assert kept() == 0
+
+
+def test_release_keeps_the_block_of_a_running_call():
+  """Releasing the kept blocks (the executable's finalizer) while another
+  thread's call uses one must not free it under the running code."""
+  import threading
+  import time
+  from purejax._src.backends.cpu import executable
+  closed = jax.make_jaxpr(lambda x: jax.lax.fori_loop(
+      0, 400, lambda i, v: jnp.sin(v) * 1.0001 + jnp.tanh(v), x).sum())(_f32(1 << 16))
+  run = executable.compile_jaxpr(closed.jaxpr)
+  x = np.linspace(-1, 1, 1 << 16, dtype=np.float32)
+  want = np.asarray(run(x)[0])
+  assert run.kept_blocks() >= 1
+  run.release_kept()
+  assert run.kept_blocks() == 0
+  results = []
+  worker = threading.Thread(target=lambda: results.append(np.asarray(run(x)[0])))
+  worker.start()
+  time.sleep(0.005)
+  while worker.is_alive() and run.kept_blocks() == 0:   # the call has taken its block
+    time.sleep(0.001)
+  running = worker.is_alive()
+  run.release_kept()
+  worker.join()
+  np.testing.assert_array_equal(results[0], want)
+  if running:   # (a fast machine may finish first; then there is nothing to check)
+    assert run.kept_blocks() >= 1
+
+
+def test_executables_are_not_released_at_interpreter_exit():
+  """A daemon thread (async dispatch) may still run compiled code while the
+  interpreter exits: the executable's finalizer must not free its memory."""
+  import subprocess
+  import sys
+  import textwrap
+  code = textwrap.dedent("""
+      import weakref
+      import numpy as np
+      import purejax as jax, purejax.numpy as jnp
+      from purejax._src.backends.cpu import executable
+      closed = jax.make_jaxpr(lambda x: jnp.tanh(x).sum())(np.ones(4, np.float32))
+      run = executable.compile_jaxpr(closed.jaxpr)
+      print(sorted({info.atexit for f, info in weakref.finalize._registry.items()
+                    if info.func is executable._drop}))
+  """)
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.strip() == "[False]"

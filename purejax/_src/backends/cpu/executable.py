@@ -72,9 +72,12 @@ def compile_jaxpr(jaxpr, num_threads=None):
   # using the library is collected (executables of the same source share it:
   # another may still be running).
   _hold(lib)
-  weakref.finalize(run, _drop, lib)
+  # Not at interpreter exit: a daemon thread may still be running the code.
+  weakref.finalize(run, _drop, lib).atexit = False
   run.kept_blocks = lib.pj_kept_blocks   # () -> scratch blocks kept now (tests)
   run.kept_blocks.restype, run.kept_blocks.argtypes = ctypes.c_int, []
+  run.release_kept = lib.pj_release   # () -> frees the kept blocks not in use (tests)
+  run.release_kept.restype, run.release_kept.argtypes = None, []
   return run
 
 

@@ -113,9 +113,14 @@ class _Unit:
     head = [prelude.PRELUDE, "#include <string.h>", prelude.vector_math_declarations()]
     if self.uses_blas:
       head.append(blas.C_DECLARATIONS)
-    # Frees the memory functions keep between calls (when the executable goes).
+    # Frees the memory functions keep between calls (when the executable
+    # goes), except blocks a call is using (taken as a call takes them): at
+    # interpreter exit a daemon thread may still be running one.
     release = ["void pj_release(void) {"] + [
-        f"  for (int i = 0; i < {_POOL}; i++) {{ free({a}[i]); {a}[i] = 0; }}"
+        f"  for (int i = 0; i < {_POOL}; i++)\n"
+        f"    if (!__atomic_test_and_set(&{a[:-6]}_busy[i], __ATOMIC_ACQUIRE)) {{\n"
+        f"      free({a}[i]); {a}[i] = 0; __atomic_clear(&{a[:-6]}_busy[i], __ATOMIC_RELEASE);\n"
+        f"    }}"
         for a in self.kept_arenas] + ["}"]
     # How many blocks the functions keep (for tests of the pools).
     kept = ["int pj_kept_blocks(void) {", "  int n = 0;"] + [
