@@ -1,5 +1,6 @@
 """Asynchronous dispatch: large jitted computations run on a worker thread
 and return Arrays whose values are pending until read."""
+import os
 import threading
 
 import numpy as np
@@ -86,3 +87,34 @@ def test_the_block_until_ready_function_waits_for_a_lone_array_and_trees():
   threading.Timer(0.2, event.set).start()
   assert jax.block_until_ready(out) is out and out.is_ready()
   assert jax.block_until_ready(tree) is tree and tree["a"][0].is_ready()
+
+
+def test_large_results_on_the_dispatch_thread_reuse_memory():
+  """Jitted calls run on the dispatch thread; with malloc tuning (the
+  default) their large buffers come from reused memory, not fresh pages
+  (a thread's own glibc arena would mmap anything over 64 MB every call)."""
+  from purejax._src.backends import malloc_tuning
+  if not malloc_tuning.is_glibc():
+    pytest.skip("malloc tuning is for glibc")
+  import subprocess
+  import sys
+  import textwrap
+  code = textwrap.dedent("""
+      import resource
+      import numpy as np
+      import purejax as jax, purejax.numpy as jnp
+      f = jax.jit(lambda x: jax.nn.softmax(x, 0))   # a 96 MB result, a 96 MB temporary
+      x = jnp.ones((6144, 4096), jnp.float32)
+      for _ in range(3):
+        jax.block_until_ready(f(x))
+      before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+      for _ in range(4):
+        jax.block_until_ready(f(x))
+      print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) // 4)
+  """)
+  env = dict(os.environ, PUREJAX_MALLOC_TUNING="1")
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=os.path.dirname(os.path.dirname(__file__)))
+  assert out.returncode == 0, out.stderr
+  faults_per_call = int(out.stdout.split()[-1])
+  assert faults_per_call < 96 * 256 // 4, faults_per_call   # 96 MB is 24576 pages

@@ -11,6 +11,12 @@ allocating at once, costs more than the arithmetic.  With the flag
 fixed, high thresholds with ``mallopt``: the memory of freed arrays is
 reused.  The price is a process that keeps up to its peak heap size
 (rather than returning it to the system as soon as the arrays die).
+
+It also keeps every thread on the main heap (one malloc arena): a thread's
+own arena grows in heaps of at most 64 MB, so it serves anything larger
+with a fresh ``mmap`` whatever the thresholds, and jitted calls run on
+the dispatch thread: a 4096x4096 float32 softmax took 99 ms there
+against 17 ms on the main thread, all page faults.
 """
 import ctypes
 import os
@@ -18,6 +24,7 @@ import os
 # mallopt's parameter numbers (malloc.h).
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
+_M_ARENA_MAX = -8
 # Allocations from this size still get their own mmap (returned when freed).
 MMAP_THRESHOLD = 256 << 20
 # Free memory at a heap's top kept for later allocations, up to this much.
@@ -45,5 +52,6 @@ def apply():
   mallopt.restype, mallopt.argtypes = ctypes.c_int, [ctypes.c_int, ctypes.c_int]
   # glibc before 2.26 refuses mmap thresholds above 32 MB.
   mmap_ok = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) or mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-  applied = bool(mmap_ok and mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+  applied = bool(mmap_ok and mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+                 and mallopt(_M_ARENA_MAX, 1))
   return applied
