@@ -203,6 +203,23 @@ def test_whole_array_sums_follow_the_order_on_any_thread_count(n):
     assert float(top) == x.max()
 
 
+# Sums over several axes around a kept one (the mean and variance of an
+# NCHW batch norm): the innermost reduced run a multiple of the lanes (one
+# row per chunk of lanes, blocks of several rows, rows of several blocks)
+# or not.
+@pytest.mark.parametrize("shape,axes", [((256, 64, 256), (0, 2)), ((3, 40, 8192), (0, 2)),
+                                        ((33, 7, 4160), (0, 2)), ((9, 16, 30, 64), (0, 2, 3)),
+                                        ((20, 12, 100), (0, 2))])
+def test_sums_over_axes_around_a_kept_one_follow_the_order(shape, axes):
+  x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+  want = reduction_order.ordered_reduce(x, axes, "+")
+  for threads in (1, 3):
+    with config.override("purejax_num_threads", threads), \
+         config.override("purejax_compile_sync", True):
+      got = jax.jit(lambda x: x.sum(axes))(x)
+    assert np.asarray(got).tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("shapes", [((1000, 700), (700, 1001)), ((3, 130, 333), (3, 333, 70)),
                                     ((77, 900), (900, 600)), ((600, 64), (64, 5))])
 def test_matrix_product_bits_do_not_depend_on_the_thread_count(shapes):

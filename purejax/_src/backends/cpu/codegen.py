@@ -340,10 +340,7 @@ class _KernelBuilder(KernelValues):
         at = self.ix(Ix.dim(e.params["axes"][0]))
         it = codegen_ops.ctype(e.params["index_dtype"])
         if two_pass:
-          if np.dtype(x).kind == "f":
-            r = codegen_ops.arg_extremum_value(name, x)
-          else:
-            r = codegen_ops.reducer("reduce_max" if name == "argmax" else "reduce_min", x)
+          r = codegen_ops.arg_extremum_value(name, x)
           names = [f"a{n}_{i}" for i in range(len(r.accs))]   # value (, NaN seen)
           decls += [(f"{ct} {nm}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
           folds += r.combine(names, val)
@@ -456,11 +453,26 @@ class _KernelBuilder(KernelValues):
              f"rlo + {BLOCK} : {n};"]
     lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
     lines += [f"{nm}[rl] = {init};" for _, nm, init, _ in lanes] + ["}"]
+    inner = nest.run_size(red[-1][1]) if red else 1
+    vector = (self.pragma(f"simd {clauses}") if simd else [])
+    vector.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
+    if len(red) > 1 and inner % LANES == 0:
+      # Every LANES elements lie in one run of the innermost reduced loop:
+      # loops over the outer runs and over chunks of the innermost, all
+      # affine (a flat index divided in the loop made gcc gather).
+      var = red[-1][0]
+      lines.append(f"for (int64_t ro = rlo / {inner}; ro * {inner} < rhi; ro++) {{")
+      lines += run_variables(nest, red[:-1], "ro")
+      lines.append(f"const int64_t clo = rlo > ro * {inner} ? rlo - ro * {inner} : 0;")
+      lines.append(f"const int64_t chi = rhi < (ro + 1) * {inner} ? rhi - ro * {inner} : "
+                   f"{inner};")
+      lines.append(f"for (int64_t {var}_start = clo; {var}_start < chi; "
+                   f"{var}_start += {LANES}) {{")
+      lines += vector + [f"const int64_t {var} = {var}_start + rl;"] + body + ["}", "}", "}"]
+      return lines + lane_tree(lanes, "")
     lines.append("int64_t rr = rlo;")
     lines.append(f"for (; rr + {LANES} <= rhi; rr += {LANES}) {{")
-    lines += (self.pragma(f"simd {clauses}") if simd else [])
-    lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
-    lines += run_variables(nest, red, "rr + rl") + body + ["}", "}"]
+    lines += vector + run_variables(nest, red, "rr + rl") + body + ["}", "}"]
     lines.append("for (int rl = 0; rr + rl < rhi; rl++) {")
     lines += run_variables(nest, red, "rr + rl") + body + ["}"]
     return lines + lane_tree(lanes, "")

@@ -677,10 +677,12 @@ def _float_extremum(name, dtype):
 
 
 def arg_extremum_value(name, dtype):
-  """argmax/argmin's vectorizable first pass on floats: the extremum of the
-  non-NaN values and a "saw a NaN" flag.  Zeros of either sign compare
-  equal here, as NumPy's argmax finds the first of them."""
+  """argmax/argmin's vectorizable first pass: the extremum, and on floats
+  the extremum of the non-NaN values and a "saw a NaN" flag.  Zeros of
+  either sign compare equal here, as NumPy's argmax finds the first."""
   ct, is_max = ctype(dtype), name == "argmax"
+  if _kind(dtype) != "f":
+    return reducer("reduce_max" if is_max else "reduce_min", dtype)
   skip = lowest(dtype) if is_max else highest(dtype)
   cmp = ">" if is_max else "<"
 
