@@ -129,6 +129,17 @@ def test_grad_writing_differentiated_value_raises():
     pj.grad(err)(1., p)
 
 
+def test_grad_with_respect_to_a_ref_raises_jax_error(jax):
+  def program(jax, jnp, lax):
+    r = jax.new_ref(jnp.ones(3))
+    with pytest.raises(ValueError) as info:
+      jax.grad(lambda r: r[...].sum())(r)
+    return str(info.value), jax.grad(lambda x, r: (x * r[...]).sum())(2., r)
+  ours, theirs = _both(jax, program)
+  assert ours[0] == theirs[0] == "Expected cotangent type Ref{float32[3]} but got float32[3]"
+  _same(ours[1], theirs[1])
+
+
 @pytest.mark.parametrize("jit", [False, True])
 def test_scan_and_fori_loop_bodies(jax, jit):
   def program(j, jnp, lax):

@@ -236,6 +236,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     nums = _check_argnums(argnums, len(args))
     partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
     for leaf in tree_util.tree_leaves(diff_args):
+      _check_not_ref(leaf)
       _check_input_dtype(leaf, holomorphic, allow_int)
     result = vjp(partial_fun, *diff_args, has_aux=has_aux)
     ans, f_vjp = result[0], result[1]
@@ -246,6 +247,15 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     return ((ans, result[2]), g) if has_aux else (ans, g)
 
   return value_and_grad_f
+
+
+def _check_not_ref(x):
+  """A Ref has no cotangent type: JAX's error when one is differentiated."""
+  from purejax._src import refs
+  if refs._is_ref(x):
+    aval = core.get_aval(x)
+    raise ValueError(f"Expected cotangent type {aval.str_short()} but got "
+                     f"{aval.inner_aval.str_short()}")
 
 
 def _ones_like(x):
