@@ -11,6 +11,7 @@ import numpy as np
 from purejax._src import allocation
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src import host_memory
 from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
@@ -549,7 +550,7 @@ def _run_compiled(traced, inputs, rerun=None):
     # The worker reads the inputs later: a caller's NumPy array is copied
     # now (as a transfer to a device would), so later writes to it are unseen.
     vals = [pending_or_dense(x) if type(x) is Array
-            else np.array(x, dtype=core.get_aval(x).dtype) if isinstance(x, np.ndarray)
+            else host_memory.copy(x, core.get_aval(x).dtype) if isinstance(x, np.ndarray)
             else core.concrete_numpy_value(x) for x in inputs]
     avals = traced.jaxpr.out_avals
     pending = async_dispatch.dispatch(traced.executable(), vals, [a.dtype for a in avals])

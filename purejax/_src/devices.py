@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from purejax._src import core
+from purejax._src import host_memory
 from purejax._src import tree_util
 from purejax._src.config import config
 
@@ -308,7 +309,9 @@ def _put_concrete(x):
   if type(x) is Array:
     return x
   aval = core.get_aval(x)
-  return unplaced(wrap_numpy(np.array(x, dtype=aval.dtype), aval))
+  value = (host_memory.copy(x, aval.dtype) if isinstance(x, np.ndarray)
+           else np.array(x, dtype=aval.dtype))
+  return unplaced(wrap_numpy(value, aval))
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):

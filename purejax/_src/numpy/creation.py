@@ -14,6 +14,7 @@ import numpy as np
 from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src import host_memory
 from purejax._src.api import ShapeDtypeStruct, jit
 from purejax._src import mesh_context
 from purejax._src.array import place_on_mesh, wrap_numpy
@@ -136,7 +137,8 @@ def _from_concrete(obj, dtype, weak_type, requested=False):
     with np.errstate(all="ignore"), warnings.catch_warnings():
       warnings.simplefilter("ignore")
       np.asarray(obj, dtype)   # NumPy's OverflowError: jnp.int8(200) is an error
-  value = np.array(obj)   # raises NumPy's error for ragged nesting
+  # (np.array raises NumPy's error for ragged nesting.)
+  value = host_memory.copy(obj) if isinstance(obj, np.ndarray) else np.array(obj)
   if value.dtype == object:
     raise TypeError(f"JAX only supports number and bool dtypes, got {type(obj)}")
   aval = core.ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype), False)
