@@ -34,8 +34,6 @@ _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
 _MAX_ORDERED_BLOCK = 64   # the same with LANES accumulators each (ordered sums)
 _MAX_CHUNKS = 4096   # whole-array reductions: partial results kept on the stack
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
-_ROW_CHUNK_BYTES = 64 << 10   # exact column reductions: shared accumulators on the stack
-_ROW_CHUNK_WIDTH = 4096   # ... and each chunk's accumulators (columns at a time)
 
 
 def _block_size(count, threads, most=_MAX_BLOCK):
