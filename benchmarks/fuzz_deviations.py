@@ -50,7 +50,12 @@ when ``v`` is an input).
     should clamp inside the inner window reads past it); eager JAX and
     purejax clamp each slice.
 Seen and not excused: JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)``
-(XLA folds an integer 0 / 0).
+(XLA folds an integer 0 / 0).  With x64, XLA's ``clz`` of a negative int8
+fused after a ``pad`` is -56 (the leading zeros of the value sign-extended
+to 64 bits, minus 56; alone it is 0, as in purejax): seed 16's shape
+program 2 (``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
+The same run's control program 15 is (f)'s ``log(exp(x))`` (as ``log2``)
+inside a ``fori_loop`` body, where the emulation does not reach.
 """
 import numpy as np
 

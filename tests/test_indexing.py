@@ -578,3 +578,37 @@ def test_one_argument_where_is_nonzero():
     purejax.jit(lambda c: jnp.where(c))(c)
   with pytest.raises(ValueError, match="three-term where"):
     jnp.where(c, 1, 2, size=3)
+
+
+# A signed index type too narrow for the axis: JAX makes the axis size a
+# constant of the index type to count negative indices from the end, and
+# NumPy's OverflowError stops it; scalar, unsigned and take's indices, and
+# non-negative dynamic_slice starts are fine.
+_NARROW_CASES = [
+    ("getitem", lambda j, x: x[j.numpy.array([1], j.numpy.int8)]),
+    ("numpy int8", lambda j, x: x[np.array([1], np.int8)]),
+    ("uint8", lambda j, x: x[np.array([1], np.uint8)]),
+    ("at get", lambda j, x: x.at[np.array([1], np.int8)].get()),
+    ("at set clip", lambda j, x: x.at[np.array([1], np.int8)].set(2., mode="clip")),
+    ("scalar int8", lambda j, x: x[np.int8(1)]),
+    ("jit", lambda j, x: j.jit(lambda i: x[i])(np.array([1], np.int8))),
+    ("take", lambda j, x: j.numpy.take(x, np.array([1], np.int8))),
+    ("dynamic_slice", lambda j, x: j.lax.dynamic_slice(x, (np.int8(1),), (2,))),
+    ("dynamic_slice negative", lambda j, x: j.lax.dynamic_slice(x, (np.int8(-3),), (2,))),
+]
+
+
+@pytest.mark.parametrize("name,case", _NARROW_CASES, ids=[n for n, _ in _NARROW_CASES])
+def test_index_types_too_narrow_for_the_axis(name, case):
+  jax = _jax()
+
+  def outcome(j):
+    try:
+      return np.asarray(case(j, j.numpy.arange(300.0, dtype=np.float32)))
+    except OverflowError as e:
+      return str(e)
+  ours, theirs = outcome(purejax), outcome(jax)
+  if isinstance(theirs, str):
+    assert ours == theirs
+  else:
+    np.testing.assert_array_equal(ours, theirs)

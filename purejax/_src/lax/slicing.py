@@ -391,7 +391,9 @@ def _normalize_index(i, size, allow_negative):
   if isinstance(i, (np.ndarray, np.generic)):
     dtype = dtypes.canonicalize_dtype(np.asarray(i).dtype)
     value = np.asarray(i, dtype)
-    if allow_negative and dtypes.issubdtype(dtype, np.integer):
+    if allow_negative and dtypes.issubdtype(dtype, np.integer) and np.any(value < 0):
+      # Only a negative start is shifted, so only then can the size overflow
+      # the index type (NumPy's OverflowError, as in JAX).
       value = np.where(value < 0, value + size, value).astype(dtype)
     return value
   if not allow_negative:

@@ -389,6 +389,8 @@ def _normalized(e, size):
   aval = core.get_aval(i)
   if dtypes.issubdtype(aval.dtype, np.unsignedinteger):
     return i
+  if size > np.iinfo(aval.dtype).max:   # JAX makes the size a constant of the index type
+    raise OverflowError(f"Python integer {size} out of bounds for {np.dtype(aval.dtype).name}")
   negative = i < 0 if isinstance(i, np.ndarray) else lax.lt(i, np.array(0, aval.dtype))
   # The size constant takes the index's weak type (so the sum keeps it).
   size = lax.convert_element_type(size, aval.dtype, aval.weak_type)
