@@ -384,6 +384,17 @@ with jax.set_mesh(m1):
   except ValueError as e:
     print('ValueError', str(e).splitlines()[0].split("' was given")[1])
 """,
+  "forwarded_inputs": """
+import numpy as np
+with jax.set_mesh(mesh):
+  a = np.arange(8.0, dtype=np.float32)
+  j = jnp.asarray(a)
+  print(j.sharding.spec, jax.jit(lambda x: x)(a).sharding.spec)
+  print(jax.jit(lambda x: x)(j).sharding.spec)
+  print([r.sharding.spec for r in jax.jit(lambda x, y: (y, x, x + 1))(a, j)])
+  print(jax.jit(lambda x: x)(np.float32(3)).sharding.spec)
+  print(jax.jit(lambda x: x)(jax.device_put(a, P('x'))).sharding.spec)
+""",
 }
 
 

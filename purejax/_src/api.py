@@ -20,11 +20,13 @@ from purejax._src import compile_log
 from purejax._src import refs_discharge
 from purejax._src.donation import Donation
 from purejax._src.array import (
-    Array, dense_value, pending_or_dense, wrap_numpy, wrap_pending, wrap_read_only)
+    Array, dense_value, pending_or_dense, place_on_mesh, wrap_numpy, wrap_pending,
+    wrap_read_only)
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
 from purejax._src.interpreters.dispatch import unaliased
-from purejax._src.jaxpr import ClosedJaxpr, eval_jaxpr
+from purejax._src import mesh_context
+from purejax._src.jaxpr import ClosedJaxpr, Literal, eval_jaxpr
 from purejax._src.mesh_context import concrete_mesh
 from purejax._src.pjit import _mesh_param, close_consts, executable_for, hoist_consts, pjit_p
 from purejax._src.stages import Traced
@@ -554,7 +556,8 @@ def _run_compiled(traced, inputs, rerun=None):
             else core.concrete_numpy_value(x) for x in inputs]
     avals = traced.jaxpr.out_avals
     pending = async_dispatch.dispatch(traced.executable(), vals, [a.dtype for a in avals])
-    return [wrap_pending(p, a) for p, a in zip(pending, avals)]
+    return _host_inputs_forwarded(traced, inputs,
+                                  [wrap_pending(p, a) for p, a in zip(pending, avals)])
   vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
   foreign = [x for x in inputs if type(x) is not Array and isinstance(x, np.ndarray)]
@@ -566,6 +569,22 @@ def _run_compiled(traced, inputs, rerun=None):
     results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   if _debug_nans.enabled:   # a module global: no flag lookup per call
     _debug_nans.check_jit(traced.jaxpr, vals, [r._value for r in results], rerun)
+  return _host_inputs_forwarded(traced, inputs, results)
+
+
+def _host_inputs_forwarded(traced, inputs, results):
+  """Under a set mesh, an output that is a host (NumPy) input passed through
+  keeps the sharding of data put on the mesh, ``P()``, as in JAX (where
+  the input's buffer is the output); computed outputs are ``P(None, ...)``."""
+  if not mesh_context.mesh_is_set:
+    return results
+  jaxpr = traced.jaxpr.jaxpr
+  position = {v: i for i, v in enumerate(jaxpr.invars)}
+  for k, v in enumerate(jaxpr.outvars):
+    i = position.get(v) if type(v) is not Literal else None
+    if i is not None and i < len(inputs) and isinstance(inputs[i], (np.ndarray, np.generic)) \
+        and type(results[k]) is Array:
+      place_on_mesh(results[k], per_dimension=False)
   return results
 
 
