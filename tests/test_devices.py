@@ -43,12 +43,34 @@ def test_unknown_backend(backend, message):
 
 def test_unknown_backend_matches_jax():
   jax = pytest.importorskip("jax")
-  for backend in ("gpu", "foo"):
+  for backend in ("gpu", "cuda", "rocm", "foo"):
     with pytest.raises(RuntimeError) as ours:
       purejax.devices(backend)
     with pytest.raises(RuntimeError) as theirs:
       jax.devices(backend)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_jit_device_and_backend_arguments_match_jax():
+  """jit's deprecated ``device``/``backend``: JAX's warning, its ValueError
+  for both, its RuntimeError when a jit for a missing backend is called."""
+  jax = pytest.importorskip("jax")
+
+  def outcome(j):
+    with pytest.warns(DeprecationWarning) as warned:
+      f = j.jit(lambda x: x + 1, backend="gpu")   # made without error
+    texts = [str(w.message) for w in warned]
+    with pytest.raises(RuntimeError) as missing:
+      f(1.0)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError) as both:
+      j.jit(lambda x: x, device=j.devices()[0], backend="cpu")
+    with pytest.warns(DeprecationWarning):
+      value = j.jit(lambda x: x * 2, device=j.devices()[0])(3.0)
+    with pytest.warns(DeprecationWarning):
+      value2 = j.jit(backend="cpu")(lambda x: x - 1)(3.0)
+    return texts, str(missing.value), str(both.value), float(value), float(value2)
+
+  assert outcome(purejax) == outcome(jax)
 
 
 def test_array_device():

@@ -605,14 +605,45 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     return functools.partial(
         jit, static_argnums=static_argnums, static_argnames=static_argnames,
         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-        inline=inline, keep_unused=keep_unused, in_shardings=in_shardings,
-        out_shardings=out_shardings)
+        inline=inline, keep_unused=keep_unused, device=device, backend=backend,
+        in_shardings=in_shardings, out_shardings=out_shardings)
+  if device is not None or backend is not None:
+    _check_device_and_backend(device, backend)
+    if backend is not None and backend != "cpu":
+      return _UnavailableBackendJit(fun, static_argnums, static_argnames, donate_argnums,
+                                    donate_argnames, inline, keep_unused, backend)
   if in_shardings is not None or out_shardings is not None:
     from purejax._src.sharded_array import ShardedJit
     return ShardedJit(fun, static_argnums, static_argnames, donate_argnums,
                       donate_argnames, inline, keep_unused, in_shardings, out_shardings)
   return JitWrapped(fun, static_argnums, static_argnames, donate_argnums,
                     donate_argnames, inline, keep_unused)
+
+
+def _check_device_and_backend(device, backend):
+  """jit's deprecated ``device``/``backend`` arguments, as JAX takes them:
+  a warning, and an error for both at once."""
+  import warnings
+  warnings.warn("backend and device argument on jit is deprecated. You can use "
+                "`jax.device_put(..., jax.local_devices(backend=\"cpu\")[0])` on the inputs "
+                "to the jitted function to get the same behavior.", DeprecationWarning,
+                stacklevel=3)
+  if device is not None and backend is not None:
+    raise ValueError(f"can't specify both a device and a backend for jit, got "
+                     f"device={device!r} and backend={backend!r}")
+
+
+class _UnavailableBackendJit(JitWrapped):
+  """A jit for a backend this process lacks: calls raise JAX's error."""
+
+  def __init__(self, *args):
+    *args, self._backend = args
+    super().__init__(*args)
+
+  def __call__(self, *args, **kwargs):
+    from purejax._src import devices
+    devices._check_backend(self._backend)
+    return super().__call__(*args, **kwargs)
 
 
 def disable_jit(disable=True):

@@ -17,7 +17,9 @@ from purejax._src import host_memory
 from purejax._src import tree_util
 from purejax._src.config import config
 
-_GPU_NAMES = ("gpu", "cuda", "rocm", "tpu")
+# Platform kinds JAX names in its "no platforms that are instances of"
+# error (a specific platform, such as "cuda", is just an unknown backend).
+_GPU_NAMES = ("gpu", "tpu")
 
 
 class Device:
