@@ -556,8 +556,10 @@ def _run_compiled(traced, inputs, rerun=None):
             else core.concrete_numpy_value(x) for x in inputs]
     avals = traced.jaxpr.out_avals
     pending = async_dispatch.dispatch(traced.executable(), vals, [a.dtype for a in avals])
-    return _host_inputs_forwarded(traced, inputs,
-                                  [wrap_pending(p, a) for p, a in zip(pending, avals)])
+    results = [wrap_pending(p, a) for p, a in zip(pending, avals)]
+    if mesh_context.mesh_is_set:
+      _host_inputs_forwarded(traced, inputs, results)
+    return results
   vals = [dense_value(x) if type(x) is Array else core.concrete_numpy_value(x) for x in inputs]
   outs = traced.executable()(*vals)
   foreign = [x for x in inputs if type(x) is not Array and isinstance(x, np.ndarray)]
@@ -569,15 +571,15 @@ def _run_compiled(traced, inputs, rerun=None):
     results = [wrap_numpy(v, a) for v, a in zip(outs, traced.jaxpr.out_avals)]
   if _debug_nans.enabled:   # a module global: no flag lookup per call
     _debug_nans.check_jit(traced.jaxpr, vals, [r._value for r in results], rerun)
-  return _host_inputs_forwarded(traced, inputs, results)
+  if mesh_context.mesh_is_set:
+    _host_inputs_forwarded(traced, inputs, results)
+  return results
 
 
 def _host_inputs_forwarded(traced, inputs, results):
   """Under a set mesh, an output that is a host (NumPy) input passed through
   keeps the sharding of data put on the mesh, ``P()``, as in JAX (where
   the input's buffer is the output); computed outputs are ``P(None, ...)``."""
-  if not mesh_context.mesh_is_set:
-    return results
   jaxpr = traced.jaxpr.jaxpr
   position = {v: i for i, v in enumerate(jaxpr.invars)}
   for k, v in enumerate(jaxpr.outvars):
@@ -585,7 +587,6 @@ def _host_inputs_forwarded(traced, inputs, results):
     if i is not None and i < len(inputs) and isinstance(inputs[i], (np.ndarray, np.generic)) \
         and type(results[k]) is Array:
       place_on_mesh(results[k], per_dimension=False)
-  return results
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,

@@ -37,13 +37,18 @@ def logaddexp(a, b):
     return np.where(a == b, a + LOGE2, out)
 
 
-def _logaddexp_accumulate(x, axis):
+def _fold_accumulate(combine, x, axis):
+  """The running ``combine`` along ``axis``, one element after another."""
   x = np.moveaxis(x, axis, 0)
   out = np.empty_like(x)
   run = out[0] = x[0]
   for i in range(1, x.shape[0]):
-    run = out[i] = logaddexp(run, x[i])
+    run = out[i] = combine(run, x[i])
   return np.moveaxis(out, 0, axis)
+
+
+def _logaddexp_accumulate(x, axis):
+  return _fold_accumulate(logaddexp, x, axis)
 
 
 def _multiply(a, b):
@@ -62,12 +67,7 @@ def _multiply(a, b):
 def _multiply_accumulate(x, axis):
   if not np.iscomplexobj(x):
     return np.multiply.accumulate(x, axis=axis)
-  x = np.moveaxis(x, axis, 0)
-  out = np.empty_like(x)
-  run = out[0] = x[0]
-  for i in range(1, x.shape[0]):
-    run = out[i] = _multiply(run, x[i])
-  return np.moveaxis(out, 0, axis)
+  return _fold_accumulate(_multiply, x, axis)
 
 
 _COMBINE = {"cumsum": (np.add, lambda x, axis: np.add.accumulate(x, axis=axis), -0.0),

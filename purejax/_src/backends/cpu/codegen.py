@@ -291,6 +291,7 @@ class _KernelBuilder(KernelValues):
               for i, v in enumerate(self.inputs)]
     params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
                for i, v in enumerate(self.outputs)]
+    head = f"static void {self.name}({', '.join(params)}) {{"
     total = int(np.prod(self.sizes, dtype=np.int64))
     parallel = total >= PARALLEL_MIN_POINTS
     if self.group.axes is None:
@@ -299,7 +300,6 @@ class _KernelBuilder(KernelValues):
       lines = self._emit_blocked(nest, loops, body, reductions, parallel)
     else:
       lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel)
-    head = f"static void {self.name}({', '.join(params)}) {{"
     return "\n".join([head] + ["  " + line for line in lines] + ["}\n"])
 
   def _loop(self, nest, var, dims):

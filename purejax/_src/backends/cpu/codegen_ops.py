@@ -654,6 +654,19 @@ class Reducer:
     self.accs, self.combine, self.final = accs, combine, final
 
 
+def merge(op, a, b):
+  """Accumulator ``a`` combined with ``b`` (a Reducer's simd operator ``op``)."""
+  if op in ("max", "min"):
+    return f"{a} = {b} {'>' if op == 'max' else '<'} {a} ? {b} : {a};"
+  return f"{a} = {a} {op} {b};"
+
+
+# Bytes of the C types of buffers and accumulators.
+CTYPE_SIZES = {"float": 4, "double": 8, "float _Complex": 8, "double _Complex": 16,
+               "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+               "int": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
+
+
 def _float_extremum(name, dtype):
   # One accumulator: the values' total-order keys (pj_order_key) reduced by
   # integer max/min, which vectorizes; a NaN takes the key that wins (so it

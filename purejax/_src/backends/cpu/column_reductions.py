@@ -11,7 +11,8 @@ blocks: their LANES accumulators per column would not fit a cache for
 whole rows; tried with lane groups in a scratch buffer, it was slower.)
 """
 from purejax._src.backends.cpu.indexing import run_variables
-from purejax._src.backends.cpu.lane_tree import ctype_bytes, decl_ctype, is_lanes, merge
+from purejax._src.backends.cpu.codegen_ops import CTYPE_SIZES, merge
+from purejax._src.backends.cpu.lane_tree import decl_ctype, is_lanes
 
 EXACT_SHARED_BYTES = 64 << 10   # an exact reduction's shared accumulators (on the stack)
 CHUNK_WIDTH = 4096     # columns one task's accumulators hold
@@ -23,7 +24,7 @@ def _rows(nest, red):
 
 def exact_fits(emitter, nest, red, decls, count):
   """Whether exact column reduction ``decls`` runs as row chunks."""
-  width = sum(ctype_bytes(decl_ctype(d)) for d, *_ in decls)
+  width = sum(CTYPE_SIZES[decl_ctype(d)] for d, *_ in decls)
   return (all(d[3] and not is_lanes(d) for d in decls)
           and count * width <= EXACT_SHARED_BYTES and _rows(nest, red) >= 8 * emitter.threads())
 

@@ -6,8 +6,6 @@ of partial results (``block_merge``, ``block_final``).
 An accumulator declaration is a tuple (C declaration, name, initial value,
 operator): the operator is a simd reduction operator ("+", "max", ...),
 None (folded in loop order), or for lanes ("lanes", C type, operator)."""
-import re
-
 from purejax._src.lax.reduction_order import LANES
 
 
@@ -64,19 +62,6 @@ def block_final(lanes, nb, k, target="{t}{k}"):
       expr = f"({st}[{lvl}]{k} {op} {expr})"
     lines.append(f"{target.format(t=t, nm=nm, k=k)} = {expr};")
   return lines
-
-
-def merge(op, a, b):
-  """Accumulator ``a`` combined with ``b`` by simd reduction operator ``op``."""
-  if op in ("max", "min"):
-    return f"{a} = {b} {'>' if op == 'max' else '<'} {a} ? {b} : {a};"
-  return f"{a} = {a} {op} {b};"
-
-
-def ctype_bytes(ct):
-  """The size of scalar C type ``ct`` (an accumulator's)."""
-  m = re.fullmatch(r"u?int(\d+)_t", ct)
-  return int(m.group(1)) // 8 if m else {"int": 4, "float": 4, "double": 8}[ct]
 
 
 def decl_ctype(declaration):

@@ -260,8 +260,6 @@ class _Function:
     return "\n".join(arena.statics() + out)
 
 
-_SIZES = {"float": 4, "double": 8, "float _Complex": 8, "double _Complex": 16, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2,
-          "int32_t": 4, "int": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
 # A function keeps its scratch memory between calls up to this size: fresh
 # large allocations are fresh pages, and faulting them in costs more than
 # the computation of many kernels.  (A whole training step compiled as one
@@ -274,7 +272,7 @@ _POOL = 8
 
 
 def _padded(n, ct):
-  return -(-max(1, n) * _SIZES[ct] // 64) * 64
+  return -(-max(1, n) * codegen_ops.CTYPE_SIZES[ct] // 64) * 64
 
 
 def _pack(blocks):

@@ -81,15 +81,6 @@ def _grid_stride(var, count):
           f"{var} < {count}; {var} += (int64_t)blockDim.x * gridDim.x) {{")
 
 
-def _merge(op, a, b):
-  """Accumulator ``a`` combined with ``b`` (OpenMP reduction operator ``op``)."""
-  if op == "max":
-    return f"{a} = {b} > {a} ? {b} : {a};"
-  if op == "min":
-    return f"{a} = {b} < {a} ? {b} : {a};"
-  return f"{a} = {a} {op} {b};"
-
-
 class _Reduction:
   """One reduction of a group: its accumulators (C type, initial value,
   merge operator), the statements folding value ``val`` in, merging two
@@ -122,7 +113,7 @@ class _Reduction:
   def merge(self, a, b):
     """Slot ``a`` of each scratch buffer combined with slot ``b``."""
     if not self.arg:
-      return [_merge(op, f"s{k}[{a}]", f"s{k}[{b}]")
+      return [codegen_ops.merge(op, f"s{k}[{a}]", f"s{k}[{b}]")
               for k, (_, _, op) in zip(self.scratch, self.accs)]
     e, x = self.eqn, self.eqn.invars[0].aval.dtype
     (sv, si) = (f"s{k}" for k in self.scratch)
