@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not toolchain.compiler_available(),
                                 reason="no C compiler")
 
 from purejax._src.backends.cpu import executable, fusion  # noqa: E402
-from tests.tier_pair import trace  # noqa: E402
+from tests.tier_pair import run_traced, trace  # noqa: E402
 
 FLOATS = ["float32", "float64"]
 SIGNED = ["int8", "int16", "int32", "int64"]
@@ -30,13 +30,10 @@ INTS = SIGNED + UNSIGNED
 # -- helpers --------------------------------------------------------------------------------
 
 def run_both(f, *args):
-  jaxpr, consts = trace(f, *args)
-  args = [np.asarray(a) for a in args]
-  with np.errstate(all="ignore"):
-    expected = numpy_backend.compile_jaxpr(jaxpr)(*consts, *args)
-  compiled = executable.compile_jaxpr(jaxpr)
+  (_, expected), (compiled, got) = run_traced(f, args, numpy_backend.compile_jaxpr,
+                                              executable.compile_jaxpr)
   assert hasattr(compiled, "source"), "nothing was compiled"
-  return expected, compiled(*consts, *args), compiled
+  return expected, got, compiled
 
 
 def ulp_distance(a, b):

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C
 
 from purejax._src.backends.cpu import executable  # noqa: E402
 from purejax._src.backends.cuda import kernels, runner  # noqa: E402
-from tests.tier_pair import trace  # noqa: E402
+from tests.tier_pair import run_traced, trace  # noqa: E402
 
 RNG = np.random.RandomState(0)
 _SOURCES = []   # generated CUDA modules, compiled by nvcc at the end
@@ -33,13 +33,8 @@ _SOURCES = []   # generated CUDA modules, compiled by nvcc at the end
 
 def run_both(f, *args):
   """(C backend's outputs, emulated GPU's outputs) of ``f``."""
-  jaxpr, consts = trace(f, *args)
-  args = [np.asarray(a) for a in args]
-  with np.errstate(all="ignore"):
-    c = executable.compile_jaxpr(jaxpr)(*consts, *args)
-    gpu = runner.compile_jaxpr(jaxpr)
-    _SOURCES.append(gpu.source)
-    g = gpu(*consts, *args)
+  (_, c), (gpu, g) = run_traced(f, args, executable.compile_jaxpr, runner.compile_jaxpr)
+  _SOURCES.append(gpu.source)
   return [np.asarray(x) for x in c], [np.asarray(x) for x in g]
 
 

@@ -25,3 +25,16 @@ def trace(f, *args):
   avals = [core.ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args]
   closed, consts = pjit.trace_closed(lambda *xs: list(f(*xs)), avals)
   return closed.jaxpr, [np.asarray(c) for c in consts]
+
+
+def run_traced(f, args, *compilers):
+  """``f`` traced on ``args`` and run by each ``compile_jaxpr`` of
+  ``compilers``: [(executable, its outputs)], in order."""
+  jaxpr, consts = trace(f, *args)
+  args = [np.asarray(a) for a in args]
+  runs = []
+  with np.errstate(all="ignore"):
+    for compile_jaxpr in compilers:
+      run = compile_jaxpr(jaxpr)
+      runs.append((run, run(*consts, *args)))
+  return runs
