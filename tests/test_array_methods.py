@@ -1,5 +1,7 @@
 """Array methods forward to the jnp functions with JAX's signatures: each is
 compared with the same method on a JAX array (the oracle)."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,25 @@ def test_view_errors():
     jnp.float32(1).view("int8")
   with pytest.raises(NotImplementedError, match="`type` argument"):
     jnp.ones(2).view(type=np.matrix)
+
+
+def test_tracer_attributes_do_not_shadow_array_methods():
+  # A tracer's own bookkeeping fields must not hide Array methods of the
+  # same name (x.var(0) inside jit once found the jaxpr variable).
+  from purejax._src.numpy.array_methods import _METHODS
+  methods = [n for n, m in _METHODS.items() if not n.startswith("_") and callable(m)]
+  seen = {}
+
+  def probe(x):
+    for n in methods:
+      found = inspect.getattr_static(x, n) is _METHODS[n]
+      seen.setdefault(type(x).__name__, []).append((n, found))
+    return x.var(0) + x.std(1).sum()
+
+  want = X.var(0) + X.std(1).sum()
+  np.testing.assert_allclose(purejax.jit(probe)(X), want, rtol=1e-6)
+  np.testing.assert_allclose(purejax.vmap(probe)(X[None])[0], want, rtol=1e-6)
+  purejax.grad(lambda x: probe(x).sum())(X)
+  assert len(seen) == 3
+  for kind, found in seen.items():
+    assert all(ok for _, ok in found), (kind, [n for n, ok in found if not ok])

@@ -24,13 +24,13 @@ class DebugInfo:
 
 
 class DynamicJaxprTracer(core.Tracer):
-  __slots__ = ("aval", "var")
+  __slots__ = ("aval", "jaxpr_var")
   _tracer_name = "JitTracer"
 
   def __init__(self, trace, aval, var):
     self._trace = trace
     self.aval = aval
-    self.var = var
+    self.jaxpr_var = var
 
 
 def _is_inner_trace(trace, outer):
@@ -94,7 +94,7 @@ class DynamicJaxprTrace(core.Trace):
     out_avals = primitive.typed_abstract_eval(avals, params)
     multiple = primitive.multiple_results
     outvars = [Var(a) for a in (out_avals if multiple else [out_avals])]
-    eqn = JaxprEqn([t.var for t in tracers], outvars, primitive, params,
+    eqn = JaxprEqn([t.jaxpr_var for t in tracers], outvars, primitive, params,
                    source_info.current_source_info())
     self.eqns.append(eqn)
     for v in outvars:
@@ -104,7 +104,7 @@ class DynamicJaxprTrace(core.Trace):
 
   def to_jaxpr(self, out_values):
     """The jaxpr computing ``out_values``, and its constants' values."""
-    outvars = [self.to_tracer(x).var for x in out_values]
+    outvars = [self.to_tracer(x).jaxpr_var for x in out_values]
     jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
     return jaxpr, list(self.const_values)
 
@@ -116,7 +116,7 @@ class DynamicJaxprTrace(core.Trace):
       return ""
     head = (f"\nThe error occurred while tracing the function {info.func_location} "
             f"for {info.traced_for}.")
-    arg_positions, eqns = self._dependence(tracer.var)
+    arg_positions, eqns = self._dependence(tracer.jaxpr_var)
     if arg_positions:
       names = [info.arg_names[i] if i < len(info.arg_names) else f"args[{i}]"
                for i in arg_positions]
