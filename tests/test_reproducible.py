@@ -237,11 +237,11 @@ def test_matrix_product_bits_do_not_depend_on_the_thread_count(shapes):
 
 # -- the order itself and its accuracy ----------------------------------------------
 
-def _reference_order(values, op="+"):
+def _reference_order(values, op="+", B=reduction_order.BLOCK, L=reduction_order.LANES):
   """reduction_order's documented order, one element at a time."""
   fold = (lambda a, b: a + b) if op == "+" else (lambda a, b: a * b)
   ident = 0.0 if op == "+" else 1.0
-  n, L, B = len(values), reduction_order.LANES, reduction_order.BLOCK
+  n = len(values)
   parts = []
   for lo in range(0, max(n, 1), B):
     lanes = [ident] * L
@@ -270,6 +270,55 @@ def test_numpy_order_is_the_documented_one(n):
       _reference_order([np.float64(v) for v in p], "*")).tobytes()
 
 
+# Column order: the last axis kept, each column folded row by row in blocks
+# of COLUMN_BLOCK rows (one block, several, a ragged last one).
+@pytest.mark.parametrize("n", [2, 5, 256, 257, 3 * 256 + 17, 40 * 256 + 3])
+def test_column_order_is_the_documented_one(n):
+  rng = np.random.default_rng(n)
+  x = rng.standard_normal((n, 3)) * 10.0 ** rng.integers(-4, 6, (n, 3))
+  assert reduction_order.layout(x.shape, (0,)) == (reduction_order.COLUMN_BLOCK, 1)
+  got = reduction_order.ordered_reduce(x, (0,), "+")
+  for j in range(3):
+    want = _reference_order([np.float64(v) for v in x[:, j]], B=reduction_order.COLUMN_BLOCK, L=1)
+    assert got[j].tobytes() == np.float64(want).tobytes()
+  p = 1 + x[:300] * 1e-3
+  want = _reference_order([np.float64(v) for v in p[:, 1]], "*", reduction_order.COLUMN_BLOCK, 1)
+  assert reduction_order.ordered_reduce(p, (0,), "*")[1].tobytes() == np.float64(want).tobytes()
+
+
+def test_the_layout_is_chosen_by_the_last_long_axis():
+  col, row = (reduction_order.COLUMN_BLOCK, 1), (reduction_order.BLOCK, reduction_order.LANES)
+  assert reduction_order.layout((50, 7), (0,)) == col
+  assert reduction_order.layout((5, 50, 7), (0, 1)) == col
+  assert reduction_order.layout((50, 7, 1), (0,)) == col
+  assert reduction_order.layout((50, 7), (1,)) == row
+  assert reduction_order.layout((50, 1), (0,)) == row     # the kept axis is 1 long
+  assert reduction_order.layout((5, 50, 7), (0, 2)) == row
+  assert reduction_order.layout((1, 7), (0,)) == row      # nothing longer than 1 reduced
+
+
+# Column sums and products in C follow the column order on any thread count:
+# column tiles of several widths, a middle axis, several outer axes.
+@pytest.mark.parametrize("shape,axes", [((4096, 300), (0,)), ((1000, 3), (0,)),
+                                        ((64, 256, 130), (1,)), ((7, 60, 9, 70), (0, 1)),
+                                        ((300, 1, 5), (0,)), ((2, 257, 4100), (1,)),
+                                        ((5000, 2), (0,))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_sums_follow_the_order(shape, axes, dtype):
+  x = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
+  p = (1 + x * 1e-3).astype(dtype)
+  want = reduction_order.ordered_reduce(x, axes, "+")
+  want_p = reduction_order.ordered_reduce(p, axes, "*")
+  assert reduction_order.layout(shape, axes)[1] == 1
+  with config.override("jax_enable_x64", dtype == np.float64):
+    for threads in (1, 3):
+      with config.override("purejax_num_threads", threads), \
+           config.override("purejax_compile_sync", True):
+        got, got_p = jax.jit(lambda x, p: (x.sum(axes), p.prod(axes)))(x, p)
+      assert np.asarray(got).tobytes() == want.tobytes()
+      assert np.asarray(got_p).tobytes() == want_p.tobytes()
+
+
 def test_float32_sums_are_more_accurate_than_pairwise():
   x = (np.random.default_rng(5).standard_normal(3_000_001) + 0.1).astype(np.float32)
   exact = math.fsum(x.astype(np.float64))
@@ -289,6 +338,15 @@ def test_float64_sums_accuracy():
   with config.override("jax_enable_x64", True):
     ours = float(jax.jit(jnp.sum)(x))
   assert abs(ours - exact) <= 64 * np.finfo(np.float64).eps * np.abs(x).sum()
+  # Column order: a bound of COLUMN_BLOCK + log2(n / COLUMN_BLOCK) ulps, where
+  # NumPy's sum over an outer axis is sequential (n ulps).
+  y = x[:2_000_000].reshape(20_000, 100)
+  exact = np.array([math.fsum(c) for c in y.T])
+  with config.override("jax_enable_x64", True):
+    cols = np.asarray(jax.jit(lambda y: y.sum(0))(y))
+  bound = (reduction_order.COLUMN_BLOCK + 7) * np.finfo(np.float64).eps * np.abs(y).sum(0)
+  assert np.all(np.abs(cols - exact) <= bound)
+  assert np.abs(cols - exact).max() <= np.abs(y.sum(0) - exact).max()
 
 
 def test_eager_sums_are_numpys_and_jitted_sums_the_fixed_order():

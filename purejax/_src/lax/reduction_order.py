@@ -4,7 +4,9 @@ backend: eager NumPy, the jit's NumPy tier and the compiled C code (whose
 bits on its first call and later ones, and for any thread count.
 
 Each output reduces its ``n`` elements in row-major order of the reduced
-axes (``r = 0 .. n-1``):
+axes (``r = 0 .. n-1``), in one of two layouts chosen by the shape alone
+(``layout``).  Row order, when the last axis longer than 1 is reduced (the
+elements of one output lie side by side):
 
 - ``r`` is cut into blocks of ``BLOCK`` elements (one block when
   ``n <= BLOCK``);
@@ -17,11 +19,19 @@ axes (``r = 0 .. n-1``):
 - the block results are combined pairwise, level by level: neighbours
   ``(0, 1), (2, 3), ...``, an odd last one carried up unchanged.
 
+Column order, when that axis is kept (each output a column, its elements a
+row apart): the same rule with one lane and blocks of ``COLUMN_BLOCK``
+elements, i.e. each block folds its elements in increasing ``r``, and the
+blocks are paired as above.  Neighbouring outputs then advance together
+down the rows, their accumulators side by side in vector registers.
+
 A fixed number of lanes (not the machine's vector width) keeps the order
 the same on every CPU; threads only ever take whole outputs or whole
 blocks.  float32 sums accumulate in float64 (more accurate than NumPy's
 pairwise float32 sum), products in their own type (the same overflows);
-float64 sums' error grows as BLOCK / LANES + log2(n / BLOCK) ulps at worst.
+float64 sums' error grows as BLOCK / LANES + log2(n / BLOCK) ulps at worst
+in row order, COLUMN_BLOCK + log2(n / COLUMN_BLOCK) in column order (where
+NumPy's is ``n``: it folds an outer axis in order).
 Half-precision floats are reduced as their float32 values (so sums
 accumulate in float64, products in float32), the result rounded to float32
 and then to the half type.  Integers (which wrap around exactly) need no
@@ -33,6 +43,7 @@ from purejax._src import dtypes
 
 LANES = 64
 BLOCK = 4096
+COLUMN_BLOCK = 256
 HALF_DTYPES = (dtypes.float16, dtypes.bfloat16)
 ORDERED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64)) + HALF_DTYPES
 
@@ -42,11 +53,22 @@ def accumulator(dtype, op):
   return np.dtype(np.float64) if op == "+" else np.dtype(dtype)
 
 
-def blocks(n):
+def layout(shape, axes):
+  """(elements per block, lanes) of reducing ``axes`` of ``shape``: column
+  order when the last axis longer than 1 is kept and some reduced axis is
+  longer than 1, row order otherwise."""
+  axes = {a % len(shape) for a in axes} if shape else set()
+  long_axes = [a for a, size in enumerate(shape) if size > 1]
+  if long_axes and long_axes[-1] not in axes and any(a in axes for a in long_axes):
+    return COLUMN_BLOCK, 1
+  return BLOCK, LANES
+
+
+def blocks(n, block=BLOCK, lanes=LANES):
   """(number of blocks, elements per block after padding) of ``n`` elements."""
-  if n <= BLOCK:
-    return 1, -(-n // LANES) * LANES
-  return -(-n // BLOCK), BLOCK
+  if n <= block:
+    return 1, -(-n // lanes) * lanes
+  return -(-n // block), block
 
 
 def ordered_reduce(x, axes, op):
@@ -64,8 +86,17 @@ def ordered_reduce(x, axes, op):
   m = int(np.prod(out_shape, dtype=np.int64))
   if n == 0 or m == 0:
     return np.full(out_shape, identity, x.dtype)
+  block, lanes = layout(x.shape, axes)
+  nb, per = blocks(n, block, lanes)
+  if lanes == 1:
+    # Column order: each block folded row by row, in increasing r.
+    x2 = np.transpose(x, axes + kept).reshape(n, m)
+    if nb * per != n:
+      x2 = np.concatenate([x2, np.full((nb * per - n, m), identity, x.dtype)])
+    # Over the middle axis, with the columns innermost, NumPy folds in order.
+    v = ufunc.reduce(x2.reshape(nb, per, m), axis=1, dtype=acc, initial=identity)
+    return _pair_blocks(ufunc, v.T).reshape(out_shape).astype(x.dtype)
   x2 = np.transpose(x, kept + axes).reshape(m, n)
-  nb, per = blocks(n)
   if nb * per != n:
     x2 = np.concatenate([x2, np.full((m, nb * per - n), identity, x.dtype)], axis=1)
   # Reducing a middle axis, NumPy folds it in order (its pairwise summation
@@ -76,9 +107,13 @@ def ordered_reduce(x, axes, op):
   while h > 1:
     h //= 2
     v = ufunc(v[..., :h], v[..., h:2 * h])
-  v = v[..., 0]
+  return _pair_blocks(ufunc, v[..., 0]).reshape(out_shape).astype(x.dtype)
+
+
+def _pair_blocks(ufunc, v):
+  """The block results ``v`` (outputs x blocks) paired level by level."""
   while v.shape[1] > 1:
     k = v.shape[1] // 2
     pairs = ufunc(v[:, 0:2 * k:2], v[:, 1:2 * k:2])
     v = np.concatenate([pairs, v[:, 2 * k:]], axis=1) if v.shape[1] % 2 else pairs
-  return v[:, 0].reshape(out_shape).astype(x.dtype)
+  return v[:, 0]

@@ -23,7 +23,7 @@ from purejax._src.backends.cpu import codegen_ops, column_reductions
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, run_variables, unflatten)
 from purejax._src.backends.cpu.lane_tree import (
-    block_final, block_merge, block_stack_decls, is_lanes, lane_tree)
+    block_final, block_merge, block_stack_decls, is_ordered, lane_tree)
 from purejax._src.config import thread_count
 from purejax._src.jaxpr import Literal
 from purejax._src.lax import reduction_order
@@ -61,9 +61,10 @@ class _Kernel:
   where the kernel writes the same element of its outputs (a map kernel
   loading them at its own index), so an output may overwrite one."""
 
-  def __init__(self, name, inputs, outputs, source, same_index_inputs=frozenset()):
+  def __init__(self, name, inputs, outputs, source, same_index_inputs=frozenset(), scratch=()):
     self.name, self.inputs, self.outputs, self.source = name, inputs, outputs, source
     self.same_index_inputs = same_index_inputs
+    self.scratch = list(scratch)   # (C type, count) of buffers passed after the outputs
 
 
 def _broadcast_index(operand_shape, out_shape, idx):
@@ -223,6 +224,13 @@ class _KernelBuilder(KernelValues):
     super().__init__(plan, group, name)
     self.num_threads, self.openmp = num_threads, openmp
     self.may_alias = may_alias
+    self.scratch = []
+
+  def scratch_buffer(self, ctype, count):
+    """A parameter naming a buffer of ``count`` ``ctype`` values that the
+    caller passes (from its arena), for this kernel's use only."""
+    self.scratch.append((ctype, count))
+    return f"w{len(self.scratch) - 1}"
 
   # the kernel --------------------------------------------------------------------
 
@@ -256,7 +264,7 @@ class _KernelBuilder(KernelValues):
     same_index = frozenset(
         v for v, idxs in self.loads.items()
         if g.axes is None and idxs == {ident} and tuple(v.aval.shape) == tuple(shape))
-    return _Kernel(self.name, self.inputs, self.outputs, text, same_index)
+    return _Kernel(self.name, self.inputs, self.outputs, text, same_index, self.scratch)
 
   def _map_nest(self):
     big = [d for d, n in enumerate(self.sizes) if n > 1]
@@ -287,11 +295,6 @@ class _KernelBuilder(KernelValues):
   def _emit(self, nest, loops, body, reductions):
     def qualifier(v):
       return "" if v in self.may_alias else " restrict"
-    params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} p{i}"
-              for i, v in enumerate(self.inputs)]
-    params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
-               for i, v in enumerate(self.outputs)]
-    head = f"static void {self.name}({', '.join(params)}) {{"
     total = int(np.prod(self.sizes, dtype=np.int64))
     parallel = total >= PARALLEL_MIN_POINTS
     if self.group.axes is None:
@@ -300,6 +303,12 @@ class _KernelBuilder(KernelValues):
       lines = self._emit_blocked(nest, loops, body, reductions, parallel)
     else:
       lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel)
+    params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} p{i}"
+              for i, v in enumerate(self.inputs)]
+    params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
+               for i, v in enumerate(self.outputs)]
+    params += [f"{ct}* restrict w{i}" for i, (ct, _) in enumerate(self.scratch)]
+    head = f"static void {self.name}({', '.join(params)}) {{"
     return "\n".join([head] + ["  " + line for line in lines] + ["}\n"])
 
   def _loop(self, nest, var, dims):
@@ -369,11 +378,12 @@ class _KernelBuilder(KernelValues):
         continue
       r = codegen_ops.reducer(name, x)
       names = [f"a{n}_{i}" for i in range(len(r.accs))]
-      if _ordered(e):   # LANES lanes (first index), folded into a{n}_t by the tree
+      if _ordered(e):   # in row order LANES lanes (first index), folded by the tree
         (ct, init, op), = r.accs
-        lanes = f"[{LANES}]" + size
-        decls.append((f"{ct} {names[0]}{lanes}", names[0], init, ("lanes", ct, op)))
-        folds += r.combine([f"{names[0]}[rl]{lane}"], val)
+        rows = reduction_order.layout(self.sizes, self.group.axes)[1] > 1
+        lanes = (f"[{LANES}]" if rows else "") + size
+        decls.append((f"{ct} {names[0]}{lanes}", names[0], init, ("ordered", ct, op)))
+        folds += r.combine([f"{names[0]}{'[rl]' if rows else ''}{lane}"], val)
         final = codegen_ops.round_to(r.final([f'a{n}_t' + lane]), x)
         finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
         continue
@@ -388,7 +398,7 @@ class _KernelBuilder(KernelValues):
     small = len(red) == 1 and nest.run_size(red[0][1]) <= _ARG_BUFFER
     decls, folds, finals, second = self._accumulators(reductions, two_pass=small)
     n = nest.run_size([d for _, dims in red for d in dims])
-    if (not outer and parallel and any(is_lanes(d) for d in decls) and not second[0]
+    if (not outer and parallel and any(is_ordered(d) for d in decls) and not second[0]
         and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
       return self._ordered_chunks(nest, red, decls, body + folds) + finals
     lines = []
@@ -397,7 +407,7 @@ class _KernelBuilder(KernelValues):
                                               if len(outer) > 1 else ""))
     for var, dims in outer:
       lines.append(self._loop(nest, var, dims))
-    if any(is_lanes(d) for d in decls):
+    if any(is_ordered(d) for d in decls):
       lines += self._ordered_loops(nest, red, decls, body + folds)
     else:
       lines += self._reduce_loops(nest, red, decls, body + folds,
@@ -430,8 +440,8 @@ class _KernelBuilder(KernelValues):
     lane loop vectorizes; its width is fixed, not the machine's)."""
     n = nest.run_size([d for _, dims in red for d in dims])
     nb, _ = reduction_order.blocks(n)
-    lanes = [d for d in decls if is_lanes(d)]
-    scalars = [d for d in decls if not is_lanes(d)]
+    lanes = [d for d in decls if is_ordered(d)]
+    scalars = [d for d in decls if not is_ordered(d)]
     lines = [f"{d};" if nm is None else f"{d} = {init};" for d, nm, init, _ in scalars]
     lines += [f"{d};" for d, *_ in lanes]
     lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
@@ -486,8 +496,8 @@ class _KernelBuilder(KernelValues):
     while -(-nb // per) > _MAX_CHUNKS:
       per *= 2
     nch, full, tail = -(-nb // per), nb // per, nb % per
-    lanes = [d for d in decls if is_lanes(d)]
-    scalars = [d for d in decls if not is_lanes(d)]
+    lanes = [d for d in decls if is_ordered(d)]
+    scalars = [d for d in decls if not is_ordered(d)]
     lines = [f"{d} = {init};" for d, nm, init, _ in scalars]
     lines += [f"{ct} {nm[:-2]}_c[{nch}];" for _, nm, _, (_, ct, _) in lanes]
     lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
@@ -527,14 +537,22 @@ class _KernelBuilder(KernelValues):
     block = _block_size(count, self.threads() if parallel else 1,
                         _MAX_ORDERED_BLOCK if ordered else _MAX_BLOCK)
     nblocks = -(-count // block)
+    if ordered and parallel and not outer:
+      width = min(count, _MAX_ORDERED_BLOCK)
+      decls, folds, finals, _ = self._accumulators(reductions, width)
+      per = column_reductions.ordered_chunk_blocks(self, nest, red, decls, count)
+      if per:
+        return column_reductions.ordered_row_chunks(self, nest, red, body, decls, folds,
+                                                    finals, count, width, per)
     decls, folds, finals, _ = self._accumulators(reductions, block)
     if (parallel and not outer and not ordered
         and column_reductions.exact_fits(self, nest, red, decls, count)):
       return column_reductions.exact_row_chunks(self, nest, red, body, decls, folds, finals,
                                                 count)
     if ordered:
-      return self._emit_blocked_ordered(nest, loops, body, decls, folds, finals, parallel,
-                                        count, block, nblocks)
+      lines = self._blocks_head(nest, outer, parallel, count, block, nblocks, decls)
+      return column_reductions.ordered_tiles(self, nest, red, body, decls, folds, finals,
+                                             block, lines) + ["}"] * len(outer)
     lines = self._blocks_head(nest, outer, parallel, count, block, nblocks, decls)
     lanes = "for (int64_t k = 0; k < kn; k++) {"
     lines += [lanes] + [f"{nm}[k] = {init};" for _, nm, init, _ in decls] + ["}"]
@@ -560,37 +578,6 @@ class _KernelBuilder(KernelValues):
     lines.append(f"const int64_t kb = jb * {block};")
     lines.append(f"const int64_t kn = {count} - kb < {block} ? {count} - kb : {block};")
     return lines + [f"{d};" for d, *_ in decls]
-
-  def _emit_blocked_ordered(self, nest, loops, body, decls, folds, finals, parallel,
-                            count, block, nblocks):
-    """Column sums in ``reduction_order``'s order: row ``R`` of a block of
-    BLOCK rows folds into lane ``R % LANES`` of each kept column."""
-    outer, red = loops["outer"], loops["reduced"]
-    n = nest.run_size([d for _, dims in red for d in dims])
-    nb, _ = reduction_order.blocks(n)
-    lanes = [d for d in decls if is_lanes(d)]
-    scalars = [d for d in decls if not is_lanes(d)]
-    lines = self._blocks_head(nest, outer, parallel, count, block, nblocks, decls)
-    lines += [f"{ct} {nm[:-2]}_t[{block}];" for _, nm, _, (_, ct, _) in lanes]
-    lines += block_stack_decls(lanes, nb, f"[{block}]")
-    each = "for (int64_t k = 0; k < kn; k++) {"
-    lines += [each] + [f"{nm}[k] = {init};" for _, nm, init, _ in scalars] + ["}"]
-    lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
-    lines.append(f"const int64_t rlo = rb * {BLOCK}, rhi = rlo + {BLOCK} < {n} ? "
-                 f"rlo + {BLOCK} : {n};")
-    lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
-    lines += [each] + [f"{nm}[rl][k] = {init};" for _, nm, init, _ in lanes] + ["}", "}"]
-    lines.append("for (int64_t rr = rlo; rr < rhi; rr++) {")
-    lines.append(f"const int rl = (int)((rr - rlo) % {LANES});")
-    lines += run_variables(nest, red, "rr")
-    lines += self.pragma("simd")
-    lines += [each, "const int64_t kin = kb + k;"] + body + folds + ["}", "}"]
-    lines += [each] + lane_tree(lanes, "[k]") + block_merge(lanes, nb, "[k]") + ["}"]
-    lines.append("}")
-    lines += [each, "const int64_t kin = kb + k;"] + block_final(lanes, nb, "[k]")
-    lines += finals + ["}"]
-    lines += ["}"] + ["}"] * len(outer)
-    return lines
 
 
 def _ordered(eqn):

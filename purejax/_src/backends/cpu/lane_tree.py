@@ -5,12 +5,14 @@ of partial results (``block_merge``, ``block_final``).
 
 An accumulator declaration is a tuple (C declaration, name, initial value,
 operator): the operator is a simd reduction operator ("+", "max", ...),
-None (folded in loop order), or for lanes ("lanes", C type, operator)."""
+None (folded in loop order), or for an accumulator in ``reduction_order``
+("ordered", C type, operator): LANES lanes in row order, one per kept
+column in column order."""
 from purejax._src.lax.reduction_order import LANES
 
 
-def is_lanes(decl):
-  """Whether accumulator declaration ``decl`` is a lanes array."""
+def is_ordered(decl):
+  """Whether accumulator declaration ``decl`` follows ``reduction_order``."""
   return type(decl[3]) is tuple
 
 

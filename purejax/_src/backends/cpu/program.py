@@ -230,6 +230,7 @@ class _Function:
         if aliased:
           k = self.unit.kernel(self.plan, step, aliased)
         args = [self.ptr(v) for v in k.inputs] + [self.ptr(v) for v in k.outputs]
+        args += [self.scratch_buffer(ct, count) for ct, count in k.scratch]
         self.lines.append(f"{k.name}({', '.join(args)});")
       else:
         native.emit(step, self)

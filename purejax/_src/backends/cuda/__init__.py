@@ -10,7 +10,7 @@ later):
   and the same symbolic indexing (``cpu.indexing``).  An elementwise group is
   one kernel with a grid-stride loop, one thread per output element.  A
   reduction is two kernels and no atomics, shared memory or barriers: the
-  first gives each (output, block of ``reduction_order.BLOCK`` elements,
+  first gives each (output, block of ``reduction_order.layout``'s elements,
   lane) of a fixed partition its own thread, folding the lane's elements in
   order into a scratch slot; the second combines each output's slots in
   ``reduction_order``'s order (halving tree over the lanes, pairwise tree

@@ -5,11 +5,12 @@ each loop run's variable (``indexing``'s runs, as the C backend merges
 them) derived from it by division.  A reduction group is two kernels:
 
 - ``<name>_part``: thread ``t`` of ``M * NB * U`` takes output ``m``, block
-  ``b`` (``reduction_order.BLOCK`` elements of the flattened reduced index
-  ``r``) and lane ``l``: elements ``r = b * BLOCK + l + k * LANES`` in
-  increasing ``r``, folded into the accumulators, written to scratch slot
-  ``t`` (``U = min(LANES, n)`` lanes when one block holds all ``n``: the
-  others would stay empty);
+  ``b`` (``BLOCK`` elements of the flattened reduced index ``r``) and lane
+  ``l``: elements ``r = b * BLOCK + l + k * LANES`` in increasing ``r``,
+  folded into the accumulators, written to scratch slot ``t`` (``U =
+  min(LANES, n)`` lanes when one block holds all ``n``: the others would
+  stay empty); BLOCK and LANES are ``reduction_order.layout``'s, one lane
+  in column order;
 - ``<name>_final``: thread ``m`` folds its slots in ``reduction_order``'s
   order, in place: the lanes of each block by halving, then the blocks
   pairwise, level by level; then stores the result.
@@ -32,7 +33,6 @@ from purejax._src.backends.cpu import codegen_ops
 from purejax._src.backends.cpu.codegen import KernelValues
 from purejax._src.backends.cpu.indexing import Ix, LoopNest, flatten, run_variables
 from purejax._src.lax import reduction_order
-from purejax._src.lax.reduction_order import BLOCK, LANES
 
 THREADS = 256
 MAX_BLOCKS = 4096
@@ -208,8 +208,9 @@ class _Builder(KernelValues):
     m_total = int(np.prod([n for d, n in enumerate(self.sizes) if d not in axes],
                           dtype=np.int64))
     n = int(np.prod([self.sizes[d] for d in axes], dtype=np.int64))
-    nb, _ = reduction_order.blocks(n)
-    lanes = LANES if nb > 1 else min(LANES, n)
+    block, step = reduction_order.layout(self.sizes, axes)
+    nb, _ = reduction_order.blocks(n, block, step)
+    lanes = step if nb > 1 else min(step, n)
     per_output = nb * lanes
     parts = m_total * per_output
     scratch_types = [(k, ct) for r in reductions for k, (ct, _, _) in zip(r.scratch, r.accs)]
@@ -221,9 +222,9 @@ class _Builder(KernelValues):
     inner += run_variables(nest, kept_runs, "m")
     inner += [f"{ct} {nm} = {init};" for r in reductions
               for nm, (ct, init, _) in zip(r.names, r.accs)]
-    inner.append(f"const int64_t rhi = b * {BLOCK} + {BLOCK} < {n} ? "
-                 f"b * {BLOCK} + {BLOCK} : {n};")
-    inner.append(f"for (int64_t rr = b * {BLOCK} + l; rr < rhi; rr += {LANES}) {{")
+    inner.append(f"const int64_t rhi = b * {block} + {block} < {n} ? "
+                 f"b * {block} + {block} : {n};")
+    inner.append(f"for (int64_t rr = b * {block} + l; rr < rhi; rr += {step}) {{")
     folds = [f for r in reductions for f in r.folds("rr")]
     inner += ["  " + s for s in run_variables(nest, red_runs, "rr") + body + folds] + ["}"]
     inner += [f"s{k}[t] = {nm};" for r in reductions for k, nm in zip(r.scratch, r.names)]
@@ -242,7 +243,7 @@ class _Builder(KernelValues):
     if lanes > 1:
       lines += [f"  for (int64_t b = 0; b < {nb}; b++) {{",
                 f"    const int64_t o = base + b * {lanes};",
-                f"    for (int h = {LANES // 2}; h >= 1; h /= 2) {{",
+                f"    for (int h = {step // 2}; h >= 1; h /= 2) {{",
                 f"      for (int i = 0; i < h && i + h < {lanes}; i++) {{"]
       lines += ["        " + s for s in merge("o + i", "o + i + h")] + ["      }", "    }", "  }"]
     if nb > 1:
