@@ -35,9 +35,15 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
     argument they clamp to the end, as in purejax).
-(b)-(d), (f)-(i) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
-jaxpr with those rewrites (not inside loop and cond bodies); an element is
-accepted where JAX gives the emulated value and purejax the plain one.
+(j) With x64, XLA folds the ``clz`` of a negative 8/16/32-bit constant
+    in 64 bits, minus the bits it added: -56 for an int8 where 0 is right
+    (as on a traced value).  Seen on a ``pad`` that cuts its operand away
+    entirely, leaving the padding value (seed 16's shape program 2,
+    ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
+(b)-(d), (f)-(j) are emulated by ``emulate_jax``, a NumPy-backend evaluation
+of the jaxpr with those rewrites, also inside the bodies of loops and
+conds (evaluated here step by step); an element is accepted where JAX gives
+the emulated value and purejax the plain one.
 Elements that flushing subnormals alone changes are accepted wherever
 purejax gives the plain value: what XLA's fused code makes of a flushed
 value varies (``floor_divide(v, v)`` of a flushed ``v`` is -1 there, NaN
@@ -49,13 +55,9 @@ when ``v`` is an input).
     indices and clamping once against the outer operand (so a start that
     should clamp inside the inner window reads past it); eager JAX and
     purejax clamp each slice.
-Seen and not excused: JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)``
-(XLA folds an integer 0 / 0).  With x64, XLA's ``clz`` of a negative int8
-fused after a ``pad`` is -56 (the leading zeros of the value sign-extended
-to 64 bits, minus 56; alone it is 0, as in purejax): seed 16's shape
-program 2 (``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
-The same run's control program 15 is (f)'s ``log(exp(x))`` (as ``log2``)
-inside a ``fori_loop`` body, where the emulation does not reach.
+JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
+integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
+the programs JAX died on, apart from purejax's failures.
 """
 import numpy as np
 
@@ -64,6 +66,7 @@ from purejax._src.jaxpr import Literal, sub_jaxprs
 
 from fuzz_bounds import _dist, bounded_eval
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
+from purejax._src.lax.structural import pad_p as _PAD
 
 # Float sums and products: JAX's order may differ, bounded by fuzz_bounds.
 REASSOCIATED = frozenset({"cumsum", "cumprod", "cumlogsumexp", "reduce_sum", "reduce_prod",
@@ -167,6 +170,13 @@ def _rewritten(eqn, vals, producers, fired):
       reciprocal = _flushed((one / np.asarray(prods[1][2][0])).astype(out.dtype), fired)
       fired.add("division by a broadcast is a product by its reciprocal")
       return (np.asarray(vals[0]) * _broadcast_like(reciprocal, prods[1])).astype(out.dtype)
+    if name == "clz" and _signed_int(out) and prods[0] and _all_padding(prods[0]):
+      x = np.asarray(vals[0])
+      bits = 8 * x.dtype.itemsize
+      if bits < 64 and (x < 0).any():
+        fired.add("clz of a constant folded in 64 bits")
+        plain = numpy_backend.jit_impl(eqn.primitive)(x, **eqn.params)
+        return np.where(x < 0, bits - 64, plain).astype(out.dtype)
     if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
       inner = prods[0][2]
       x, starts = inner[0], inner[1:]
@@ -175,6 +185,15 @@ def _rewritten(eqn, vals, producers, fired):
       fired.add("nested dynamic_slice merged")
       return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
   return None
+
+
+def _all_padding(producer):
+  """Whether ``producer`` is a pad whose result holds none of its operand."""
+  if producer[0] != "pad":
+    return False
+  operand = np.ones(np.shape(producer[2][0]), bool)
+  kept = numpy_backend.jit_impl(_PAD)(operand, np.False_, **producer[1])
+  return not np.asarray(kept).any()
 
 
 def _broadcast_like(x, producer):
@@ -240,6 +259,9 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only_flu
     made = [None] * len(eqn.outvars)
     if special is not None:
       outs = [special]
+    elif eqn.primitive.name in _CONTROL_FLOW:
+      prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
+      outs = _CONTROL_FLOW[eqn.primitive.name](eqn.params, vals, prods, fired, only_flush)
     elif param and eqn.params.get(param) is not None:
       closed = eqn.params[param]
       inner = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
@@ -254,3 +276,46 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only_flu
       producers[v] = m or (eqn.primitive.name, eqn.params, vals)
   return ([read(v) for v in jaxpr.outvars],
           [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
+
+
+# -- control flow, step by step, with the rewrites inside its bodies ------------------------------
+# A body's operands keep their producers where they are the same value on
+# every step (constants, a cond's operands): a rewrite may look through them.
+
+def _body(closed, vals, prods, fired, only_flush):
+  jaxpr, consts = (closed.jaxpr, closed.consts) if hasattr(closed, "consts") else (closed, ())
+  prods = list(prods) + [None] * (len(vals) - len(prods))
+  return emulate_jax(jaxpr, list(vals), consts, fired, prods, only_flush)[0]
+
+
+def _cond(params, vals, prods, fired, only_flush):
+  branches = params["branches"]
+  index = int(np.clip(np.asarray(vals[0]), 0, len(branches) - 1))
+  return _body(branches[index], vals[1:], prods[1:], fired, only_flush)
+
+
+def _while(params, vals, prods, fired, only_flush):
+  nc, nb = params["cond_nconsts"], params["body_nconsts"]
+  cond_consts, body_consts, carry = vals[:nc], vals[nc:nc + nb], list(vals[nc + nb:])
+  while bool(np.asarray(_body(params["cond_jaxpr"], cond_consts + carry, prods[:nc], fired,
+                              only_flush)[0])):
+    carry = _body(params["body_jaxpr"], body_consts + carry, prods[nc:nc + nb], fired,
+                  only_flush)
+  return carry
+
+
+def _scan(params, vals, prods, fired, only_flush):
+  nc, ncarry, length = params["num_consts"], params["num_carry"], params["length"]
+  consts, carry, xs = vals[:nc], list(vals[nc:nc + ncarry]), vals[nc + ncarry:]
+  body = params["jaxpr"]
+  ys = [None] * length
+  for i in (reversed(range(length)) if params["reverse"] else range(length)):
+    out = _body(body, consts + carry + [np.asarray(x)[i] for x in xs], prods[:nc], fired,
+                only_flush)
+    carry, ys[i] = out[:ncarry], out[ncarry:]
+  stacked = [np.stack([y[k] for y in ys]) if length else np.zeros((0,) + a.shape, a.dtype)
+             for k, a in enumerate(body.out_avals[ncarry:])]
+  return carry + stacked
+
+
+_CONTROL_FLOW = {"cond": _cond, "while": _while, "scan": _scan}

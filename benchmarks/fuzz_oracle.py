@@ -7,8 +7,15 @@ JAX is imported here only (never by the purejax package).  ``--x64`` turns
 on 64-bit types in both.  Where JAX itself deviates (fuzz_deviations.py:
 its less accurate cumulative sums, abs(x * x) simplified on wrapping ints,
 64-bit gather indices truncated, subnormals flushed), an output is accepted
-only as that deviation predicts, and counted.
+only as that deviation predicts, and counted.  JAX runs in a child process
+of its own: the programs on which JAX itself dies are counted apart.
 """
+import ctypes
+import importlib.util
+import os
+import pickle
+import signal
+import sys
 import traceback
 import warnings
 
@@ -23,11 +30,8 @@ RTOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 1e-5, np.dtype(np.floa
 
 
 def available():
-  try:
-    import jax  # noqa: F401
-    return True
-  except ImportError:
-    return False
+  # Not imported here: JAX runs in processes of its own (run_jax_apart).
+  return importlib.util.find_spec("jax") is not None
 
 
 def _jax_namespace():
@@ -49,6 +53,38 @@ def run_jax(programs, x64):
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     return [np.asarray(o) for o in jax.jit(_jax_function(programs))(*args)]
+
+
+def run_jax_apart(programs, x64):
+  """``run_jax`` in a forked child, so that JAX dying (it folds an integer
+  0 / 0 into a SIGFPE) is reported rather than fatal: ("ok", outputs),
+  ("raised", traceback lines) or ("died", the signal's name).  In a process
+  that has imported JAX already (its threads may hold locks), in place."""
+  if "jax" in sys.modules or not hasattr(os, "fork"):
+    try:
+      return "ok", run_jax(programs, x64)
+    except Exception:
+      return "raised", traceback.format_exc(limit=-2).splitlines()
+  r, w = os.pipe()
+  pid = os.fork()
+  if pid == 0:   # the child: dies with its parent (a batch killed on its timeout)
+    os.close(r)
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    try:
+      data = pickle.dumps(("ok", run_jax(programs, x64)))
+    except BaseException:
+      data = pickle.dumps(("raised", traceback.format_exc(limit=-2).splitlines()))
+    with os.fdopen(w, "wb") as f:
+      f.write(data)
+    os._exit(0)
+  os.close(w)
+  with os.fdopen(r, "rb") as f:
+    data = f.read()
+  _, status = os.waitpid(pid, 0)
+  if data and os.WIFEXITED(status):
+    return pickle.loads(data)
+  sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+  return "died", signal.Signals(sig).name if sig else f"exit status {os.WEXITSTATUS(status)}"
 
 
 def _float_ok(e, g):
@@ -107,12 +143,15 @@ def check_batch_oracle(programs, x64=False):
       report.failures.append(Failure("generator", None, None, "purejax raised",
                                      traceback.format_exc(limit=-3).splitlines()))
       return report
-  try:
-    expected = run_jax(programs, x64)
-  except Exception:   # find the programs JAX rejects
+  status, expected = run_jax_apart(programs, x64)
+  if status != "ok":   # find the programs JAX rejects or dies on
+    if len(programs) == 1 and status == "died":
+      report.stats[f"programs JAX itself died on ({expected})"] += 1
+      report.stats["programs"] += 1
+      return report
     if len(programs) == 1:
       report.failures.append(Failure("mismatch", 0, None, "JAX raised where purejax did not",
-                                     traceback.format_exc(limit=-2).splitlines()))
+                                     expected))
       return report
     for i, p in enumerate(programs):
       sub = check_batch_oracle([p], x64)

@@ -93,6 +93,17 @@ def _known(program, x64=False):
       "v = lax.dynamic_slice(w, (np.uint32(0), b, np.uint32(4)), (1, 1, 17))"],
      {"x": np.arange(16 * 31, dtype=np.uint32).reshape(1, 16, 31), "a": np.int32(3),
       "b": np.uint32(5)}, False, "nested dynamic_slice"),
+    # the same inside loop and cond bodies (the emulation steps through them)
+    (["v = lax.fori_loop(0, n, lambda i, c: jnp.log2(jnp.exp(c)), x)"],
+     {"x": np.array([100.0, 1.0], np.float32), "n": np.int32(2)}, False, "log(exp(x))"),
+    (["v = lax.cond(n > 0, lambda: jnp.log(jnp.exp(x)), lambda: x)"],
+     {"x": np.array([100.0, 1.0], np.float32), "n": np.int32(2)}, False, "log(exp(x))"),
+    (["v = lax.scan(lambda c, y: (c, jnp.log(jnp.exp(y))), 0.0, x)[1]"],
+     {"x": np.array([100.0, 1.0], np.float32)}, False, "log(exp(x))"),
+    # with x64, XLA folds the clz of a negative int8 constant (here a pad
+    # leaving only its padding value) in 64 bits
+    (["v = lax.clz(lax.pad(x, np.int8(-3), [(0, 0, 0), (-1, 1, 0), (0, 0, 0)]))"],
+     {"x": np.arange(6, dtype=np.int8).reshape(3, 1, 2) - 3}, True, "clz of a constant"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
@@ -116,3 +127,46 @@ def test_oracle_accepts_known_deviations_and_counts_them():
   report = fuzz_oracle.check_batch_oracle([program])
   assert not report.failures
   assert any("abs(x*x)" in k for k in report.stats)
+
+
+_DYING_JAX = """
+import json, os, signal, sys
+import numpy as np
+sys.path.insert(0, "benchmarks"); sys.path.insert(0, "tests")
+import fuzz_oracle
+from fuzz_programs import Program, Stmt, Val
+real = fuzz_oracle.run_jax
+
+def program(line, x):
+  return Program([(Val("x", x.shape, x.dtype), ("value", x))],
+                 [Stmt([line], [Val("v", (), np.int32)], ["x"])], ["v"], "test")
+
+def dies_on_zeros(programs, x64):
+  if any("jnp.zeros" in line for p in programs for st in p.stmts for line in st.lines):
+    os.kill(os.getpid(), signal.SIGFPE)
+  return real(programs, x64)
+
+fuzz_oracle.run_jax = dies_on_zeros
+x = np.array([1, 2], np.int32)
+dying = program("v = x // jnp.zeros(2, jnp.int32)", x)
+report = fuzz_oracle.check_batch_oracle([program("v = x + 1", x), dying])
+assert "jax" not in sys.modules
+print(json.dumps([len(report.failures), dict(report.stats)]))
+"""
+
+
+def test_programs_jax_dies_on_are_counted_apart():
+  """JAX runs in a child process of the batch's (which has not imported
+  JAX): a program it dies on (XLA folds an integer 0 / 0 into a SIGFPE) is
+  counted, and the batch's other programs still compared."""
+  import json
+  import subprocess
+  root = os.path.join(os.path.dirname(__file__), "..")
+  env = dict(os.environ, PYTHONPATH=os.path.abspath(root), PYTHONFAULTHANDLER="")
+  out = subprocess.run([sys.executable, "-c", _DYING_JAX], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr[-2000:]
+  failures, stats = json.loads(out.stdout.strip().splitlines()[-1])
+  assert failures == 0
+  assert stats["programs JAX itself died on (SIGFPE)"] == 1
+  assert stats["programs"] == 2 and stats["outputs"] == 1
