@@ -40,7 +40,9 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     (as on a traced value).  Seen on a ``pad`` that cuts its operand away
     entirely, leaving the padding value (seed 16's shape program 2,
     ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
-(b)-(d), (f)-(j) are emulated by ``emulate_jax``, a NumPy-backend evaluation
+(k) XLA simplifies ``sqrt(x * x)`` (and ``sqrt(abs(x * x))``) to ``abs(x)``,
+    without the overflow: |x| where purejax gives inf.
+(b)-(d), (f)-(k) are emulated by ``emulate_jax``, a NumPy-backend evaluation
 of the jaxpr with those rewrites, also inside the bodies of loops and
 conds (evaluated here step by step); an element is accepted where JAX gives
 the emulated value and purejax the plain one.
@@ -135,16 +137,33 @@ def _signed_int(aval):
 def _abs_of_square(x, prod, fired):
   """(b) JAX's abs(x * x) on a signed int: the product itself where XLA sees
   one operand twice (equal values here)."""
-  name, _, pvals = prod
-  if name == "square" or (name == "integer_pow" and prod[1].get("y") == 2):
-    same = np.ones(x.shape, bool)
-  elif name == "mul":
-    same = np.broadcast_to(np.asarray(pvals[0]) == np.asarray(pvals[1]), x.shape)
-  else:
+  same = _square_of(prod, x.shape)
+  if same is None:
     return None
   if (same & (x < 0)).any():
     fired.add("abs(x*x) simplified")
   return np.where(same, x, np.abs(x)).astype(x.dtype)
+
+
+def _square_of(prod, shape):
+  """Where the value ``prod`` produced is ``a * a`` (None: nowhere)."""
+  name, params, pvals = prod[:3]
+  if name == "square" or (name == "integer_pow" and params.get("y") == 2):
+    return np.ones(shape, bool)
+  if name == "mul":
+    return np.broadcast_to(np.asarray(pvals[0]) == np.asarray(pvals[1]), shape)
+  return None
+
+
+def _sqrt_of_square(prod, shape):
+  """(k) sqrt(a * a) (or of its abs) is |a| to XLA: ``a`` and where it applies."""
+  if prod[0] == "abs" and prod[3][0]:
+    prod = prod[3][0]
+  same = _square_of(prod, shape)
+  if same is None or not same.any():
+    return None
+  a = np.asarray(prod[2][0])
+  return np.broadcast_to(a, shape), same
 
 
 def _rewritten(eqn, vals, producers, fired):
@@ -170,6 +189,12 @@ def _rewritten(eqn, vals, producers, fired):
       reciprocal = _flushed((one / np.asarray(prods[1][2][0])).astype(out.dtype), fired)
       fired.add("division by a broadcast is a product by its reciprocal")
       return (np.asarray(vals[0]) * _broadcast_like(reciprocal, prods[1])).astype(out.dtype)
+    if name == "sqrt" and kind == "f" and prods[0]:
+      hit = _sqrt_of_square(prods[0], out.shape)
+      if hit is not None:
+        a, same = hit
+        fired.add("sqrt(x*x) simplified")
+        return np.where(same, np.abs(a), np.sqrt(np.asarray(vals[0]))).astype(out.dtype)
     if name == "clz" and _signed_int(out) and prods[0] and _all_padding(prods[0]):
       x = np.asarray(vals[0])
       bits = 8 * x.dtype.itemsize
@@ -273,7 +298,9 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only_flu
       outs = list(out) if eqn.primitive.multiple_results else [out]
     for v, o, m in zip(eqn.outvars, outs, made):
       env[v] = _flushed(np.asarray(o, v.aval.dtype), fired)
-      producers[v] = m or (eqn.primitive.name, eqn.params, vals)
+      producers[v] = m or (eqn.primitive.name, eqn.params, vals,
+                           [producers.get(u) if type(u) is not Literal else None
+                            for u in eqn.invars])
   return ([read(v) for v in jaxpr.outvars],
           [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
 

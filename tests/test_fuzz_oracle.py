@@ -104,6 +104,9 @@ def _known(program, x64=False):
     # leaving only its padding value) in 64 bits
     (["v = lax.clz(lax.pad(x, np.int8(-3), [(0, 0, 0), (-1, 1, 0), (0, 0, 0)]))"],
      {"x": np.arange(6, dtype=np.int8).reshape(3, 1, 2) - 3}, True, "clz of a constant"),
+    # XLA: sqrt(x * x) is |x|, without the overflow
+    (["v = jnp.sqrt(jnp.abs(x * x))"], {"x": np.array([-3.4e38, 2.0], np.float32)}, False,
+     "sqrt(x*x)"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
