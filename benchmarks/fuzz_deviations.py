@@ -27,7 +27,9 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
 (e) XLA:CPU's max/min reductions over large operands drop NaNs
     (``lax.reduce_max`` of 40961 floats holding a NaN is a number, not always
     the largest; of 16, NaN): documented as NaN-propagating, as in NumPy and
-    purejax.  Checked only where the reduction is the program's output.
+    purejax.  Where the reduction is the program's output, any of the slice's
+    values is accepted; later operations see it emulated as NaN-dropping
+    (``fmax``/``fmin``).
 (f) Other algebraic simplifications XLA makes that change IEEE results:
     ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
     ``log(exp(x))`` is ``x`` (no overflow), ``convert(bool) * x`` is a
@@ -42,7 +44,7 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
 (k) XLA simplifies ``sqrt(x * x)`` (and ``sqrt(abs(x * x))``) to ``abs(x)``,
     without the overflow: |x| where purejax gives inf.
-(b)-(d), (f)-(k) are emulated by ``emulate_jax``, a NumPy-backend evaluation
+(b)-(k) are emulated by ``emulate_jax``, a NumPy-backend evaluation
 of the jaxpr with those rewrites, also inside the bodies of loops and
 conds (evaluated here step by step); an element is accepted where JAX gives
 the emulated value and purejax the plain one.
@@ -195,6 +197,10 @@ def _rewritten(eqn, vals, producers, fired):
         a, same = hit
         fired.add("sqrt(x*x) simplified")
         return np.where(same, np.abs(a), np.sqrt(np.asarray(vals[0]))).astype(out.dtype)
+    if name in ("reduce_max", "reduce_min") and kind == "f" and np.isnan(vals[0]).any():
+      fired.add("NaN dropped by a max/min reduction")
+      fold = np.fmax if name == "reduce_max" else np.fmin
+      return fold.reduce(np.asarray(vals[0]), axis=tuple(eqn.params["axes"])).astype(out.dtype)
     if name == "clz" and _signed_int(out) and prods[0] and _all_padding(prods[0]):
       x = np.asarray(vals[0])
       bits = 8 * x.dtype.itemsize

@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 
 import fuzz  # noqa: E402
 import fuzz_oracle  # noqa: E402
-from fuzz_programs import Gen  # noqa: E402
+from fuzz_programs import Gen, make_input  # noqa: E402
 
 
 def test_oracle_runs_a_few_programs():
@@ -78,6 +78,8 @@ def _known(program, x64=False):
      "NaN dropped"),
     (["v = jnp.max(x, axis=0)"], {"x": np.where(np.arange(3 * 129 * 113).reshape(3, 129, 113) % 7,
                                                  np.float32(2), np.nan)}, False, "NaN dropped"),
+    (["v = lax.reduce_min(x, (0, 3)) + lax.broadcasted_iota(jnp.float32, (2, 41), 1)"],
+     {"x": make_input((11, 2, 41, 47), "float32", 185557360, "normal")}, False, "NaN dropped"),
     # XLA: log(rsqrt(x)) is -0.5 * log(x), log(exp(x)) is x, convert(bool) * x a select
     (["v = jnp.log2(lax.rsqrt(x))"], {"x": np.array([-0.0, 4.0], np.float32)}, False,
      "log(rsqrt(x))"),
