@@ -44,7 +44,11 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
 (k) XLA simplifies ``sqrt(x * x)`` (and ``sqrt(abs(x * x))``) to ``abs(x)``,
     without the overflow: |x| where purejax gives inf.
-(b)-(k) are emulated by ``emulate_jax``, a NumPy-backend evaluation
+(l) On signed ints, XLA folds ``x * x >= 0`` to True and ``x * x < 0`` to
+    False (also a dot product of one term, which it makes a product), where
+    the square may wrap to a negative number: ``0 <= jnp.inner(x, x)`` of
+    int8 ``[12]`` is True in JAX, False in NumPy and purejax.
+(b)-(l) are emulated by ``emulate_jax``, a NumPy-backend evaluation
 of the jaxpr with those rewrites, also inside the bodies of loops and
 conds (evaluated here step by step); an element is accepted where JAX gives
 the emulated value and purejax the plain one.
@@ -56,9 +60,10 @@ when ``v`` is an input).
     computed once and flushed when subnormal: ``x / broadcast(1.13e38)`` is
     0 in JAX, not ``x / 1.13e38``.
 (h) XLA merges a dynamic_slice of a dynamic_slice into one, adding the start
-    indices and clamping once against the outer operand (so a start that
-    should clamp inside the inner window reads past it); eager JAX and
-    purejax clamp each slice.
+    indices (a negative one first counted from the end of its own operand,
+    one into a dimension of length 1 taken as 0) and clamping once against
+    the outer operand (so a start that should clamp inside the inner window
+    reads past it); eager JAX and purejax clamp each slice.
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -154,6 +159,32 @@ def _square_of(prod, shape):
     return np.ones(shape, bool)
   if name == "mul":
     return np.broadcast_to(np.asarray(pvals[0]) == np.asarray(pvals[1]), shape)
+  if name == "dot_general":   # one term: XLA makes it a product
+    (lc, _), _ = params["dimension_numbers"]
+    a, b = np.asarray(pvals[0]), np.asarray(pvals[1])
+    if np.prod([a.shape[d] for d in lc], dtype=np.int64) == 1 and a.shape == b.shape \
+        and np.array_equal(a, b):
+      return np.ones(shape, bool)
+  return None
+
+
+_SQUARE_VS_ZERO = {("ge", 0): True, ("le", 1): True, ("lt", 0): False, ("gt", 1): False}
+
+
+def _square_compared_with_zero(eqn, vals, prods, fired):
+  """(l) ``x * x >= 0`` (and its mirror images) folded on signed ints."""
+  for i, p in enumerate(prods):
+    folded = _SQUARE_VS_ZERO.get((eqn.primitive.name, i))
+    if folded is None or p is None or np.any(np.asarray(vals[1 - i]) != 0):
+      continue
+    same = _square_of(p, np.shape(vals[i]))
+    if same is None:
+      continue
+    plain = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
+    same = np.broadcast_to(same, np.shape(plain))
+    if (same & (plain != folded)).any():
+      fired.add("comparison of a square with 0 folded")
+    return np.where(same, folded, plain)
   return None
 
 
@@ -176,6 +207,10 @@ def _rewritten(eqn, vals, producers, fired):
   with np.errstate(all="ignore"):
     if name == "abs" and _signed_int(out) and prods[0]:
       return _abs_of_square(vals[0], prods[0], fired)
+    if name in ("ge", "le", "lt", "gt") and _signed_int(eqn.invars[0].aval):
+      folded = _square_compared_with_zero(eqn, vals, prods, fired)
+      if folded is not None:
+        return folded
     if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp"):
       y = np.asarray(prods[0][2][0])
       fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
@@ -211,8 +246,13 @@ def _rewritten(eqn, vals, producers, fired):
     if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
       inner = prods[0][2]
       x, starts = inner[0], inner[1:]
-      merged = [np.asarray(np.asarray(b) + np.asarray(a).astype(np.asarray(b).dtype))
-                for a, b in zip(starts, vals[1:])]
+      window = np.shape(vals[0])
+      # Negative starts count from the end (in each slice's own operand); a
+      # start into a dimension of length 1 can only be 0.
+      merged = [np.asarray((a + n if a < 0 else a) + (0 if w == 1 else (b + w if b < 0 else b)))
+                for a, b, n, w in zip((int(np.asarray(a)) for a in starts),
+                                      (int(np.asarray(b)) for b in vals[1:]),
+                                      np.shape(x), window)]
       fired.add("nested dynamic_slice merged")
       return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
   return None
