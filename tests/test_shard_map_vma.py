@@ -123,22 +123,37 @@ def test_vmap_of_typed_body(mesh4):
 
 def test_body_jaxpr_matches_jax(mesh2):
   g = smap(lambda w, x: lax.psum(w * x, "i"), mesh2, (P(), P("i")), P())
-  # JAX 0.10.2 prints these equations (with `{V:i}` on the varying avals,
-  # which purejax does not print).
+  # JAX 0.10.2 prints these equations, `{V:i}` marking the varying values.
   assert body_text(jax.make_jaxpr(g)(1., jnp.arange(2.))) == [
       "f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d",
-      "g:f32[] = pvary[axes=('i',)] f",
-      "h:f32[1] = mul g e",
+      "g:f32[]{V:i} = pvary[axes=('i',)] f",
+      "h:f32[1]{V:i} = mul g e",
       "i:f32[1] = psum_invariant[axes=('i',)] h",
       "in (i,) }"]
   g = smap(lambda x: x * 2. + jnp.ones(1), mesh2, P("i"), P("i"))
   assert body_text(jax.make_jaxpr(g)(jnp.arange(2.))) == [
-      "d:f32[] = pvary[axes=('i',)] 2.0:f32[]",
-      "e:f32[1] = mul c d",
+      "d:f32[]{V:i} = pvary[axes=('i',)] 2.0:f32[]",
+      "e:f32[1]{V:i} = mul c d",
       "f:f32[1] = broadcast_in_dim 1.0:f32[]",
-      "g:f32[1] = pvary[axes=('i',)] f",
-      "h:f32[1] = add e g",
+      "g:f32[1]{V:i} = pvary[axes=('i',)] f",
+      "h:f32[1]{V:i} = add e g",
       "in (h,) }"]
+
+
+def test_body_types_print_as_jax(mesh22):
+  def body(x, y):
+    z = x * y
+    return z, lax.psum(z, "y"), lax.pmax(x, ("x", "y"))
+  f = smap(body, mesh22, (P("x", "y"), P("y", None)), (P("x", "y"), P("x"), P()))
+  text = str(jax.make_jaxpr(f)(jnp.ones((4, 4)), jnp.ones((4, 2))))
+  # JAX 0.10.2's text for the same program (axes renamed i, j -> x, y)
+  assert "jaxpr={ lambda ; f:f32[2,2]{V:(x,y)} g:f32[2,2]{V:y}. let" in text
+  assert body_text(jax.make_jaxpr(f)(jnp.ones((4, 4)), jnp.ones((4, 2)))) == [
+      "h:f32[2,2]{V:(x,y)} = pvary[axes=('x',)] g",
+      "i:f32[2,2]{V:(x,y)} = mul f h",
+      "j:f32[2,2]{V:x} = psum_invariant[axes=('y',)] i",
+      "k:f32[2,2] = pmax[axes=('x', 'y') axis_index_groups=None] f",
+      "in (i, j, k) }"]
 
 
 def test_untyped_body_keeps_psum(mesh2):
@@ -190,7 +205,7 @@ def test_out_specs_replication_error(mesh22):
 def test_pcast_to_varying(mesh2):
   f = smap(lambda w: lax.pcast(w, "i", to="varying") * 1.0, mesh2, P(), P("i"))
   text = "\n".join(body_text(jax.make_jaxpr(f)(jnp.ones(1))))
-  assert text.startswith("d:f32[1] = pvary[axes=('i',)] c\ne:f32[] = pvary[axes=('i',)] 1.0")
+  assert text.startswith("d:f32[1]{V:i} = pvary[axes=('i',)] c\ne:f32[]{V:i} = pvary[axes=('i',)] 1.0")
   np.testing.assert_allclose(f(np.ones(1, np.float32)), np.ones(2))
   with pytest.raises(ValueError, match="Unsupported pcast from=varying"):
     smap(lambda b: lax.pcast(b, "i", to="varying"), mesh2, P("i"), P("i"))(np.ones(2))

@@ -9,11 +9,14 @@ from purejax._src import core
 
 
 class Var:
-  """A variable; names are given only when a jaxpr is printed."""
-  __slots__ = ("aval",)
+  """A variable; names are given only when a jaxpr is printed.  ``vma``: in a
+  shard_map body traced with check_vma, the manual mesh axes its value
+  varies over (in mesh order; printed as ``{V:i}``), else None."""
+  __slots__ = ("aval", "vma")
 
   def __init__(self, aval):
     self.aval = aval
+    self.vma = None
 
   def __repr__(self):   # as JAX: identity, then the long-form type
     return f"Var(id={id(self)}):{self.aval.str_short()}"

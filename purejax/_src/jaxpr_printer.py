@@ -58,7 +58,9 @@ def _atom(v, names):
 
 
 def _typed(v, names):
-  return f"{names(v)}:{v.aval.str_short(short_dtypes=True)}"
+  vma = v.vma
+  mark = "" if not vma else "{V:" + (vma[0] if len(vma) == 1 else f"({','.join(vma)})") + "}"
+  return f"{names(v)}:{v.aval.str_short(short_dtypes=True)}{mark}"
 
 
 def _vars_doc(items, separator=""):

@@ -14,8 +14,9 @@ each value's vma (a table by tracer, filled as primitives produce values;
 JVP tracers combine their primal's and tangent's), inserts the pvary
 equations and picks psum_invariant, exactly where JAX's bind would.
 
-Differs from JAX: jaxprs do not print the ``{V:i}`` aval annotations; the
-equations (pvary, psum_invariant) are JAX's.  A value computed by a
+The body jaxpr's variables carry their vma (``Var.vma``), printed as JAX
+prints its types (``f32[2]{V:i}``); the equations (pvary, psum_invariant)
+are JAX's.  Differs from JAX: a value computed by a
 primitive with sub-jaxprs (jit, cond, scan, custom_jvp...) that itself
 communicates over the shard_map's axes gets an unknown vma: from there on
 the body behaves as with check_vma=False (psum transposes to psum, no
@@ -27,7 +28,8 @@ import threading
 from purejax._src import core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
-from purejax._src.interpreters.partial_eval import DynamicJaxprTrace, PartialEvalTrace
+from purejax._src.interpreters.partial_eval import (
+    DynamicJaxprTrace, DynamicJaxprTracer, PartialEvalTrace)
 from purejax._src.jaxpr import ClosedJaxpr, Jaxpr
 
 EMPTY = frozenset()
@@ -53,6 +55,8 @@ class _Body:
   def set(self, x, vma):
     if isinstance(x, core.Tracer):
       self.table[id(x)] = (x, vma)
+      if vma and isinstance(x, DynamicJaxprTracer) and x._trace is self.trace:
+        x.jaxpr_var.vma = self.ordered(vma)   # the body jaxpr prints it
 
   def vma_of(self, x):
     """x's vma; None when unknown."""
