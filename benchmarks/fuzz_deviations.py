@@ -27,9 +27,14 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
 (e) XLA:CPU's max/min reductions over large operands drop NaNs
     (``lax.reduce_max`` of 40961 floats holding a NaN is a number, not always
     the largest; of 16, NaN): documented as NaN-propagating, as in NumPy and
-    purejax.  Where the reduction is the program's output, any of the slice's
-    values is accepted; later operations see it emulated as NaN-dropping
-    (``fmax``/``fmin``).
+    purejax.  Where the reduction is the program's output (also reshaped, as
+    by ``keepdims``), any of the slice's values is accepted; later
+    operations see it emulated as NaN-dropping (``fmax``/``fmin``).
+Seen and not excused, an XLA bug: with x64, ``lax.dynamic_update_slice(x,
+jnp.resize(x, (3,)), (-1,))`` of 5 elements updates ``x`` in place while
+reading the update from it, so the last element gets an already
+overwritten value (seed 72's index program 19, ``--seed 72 --x64 --oracle
+jax --programs 600 --per-batch 20``).
 (f) Other algebraic simplifications XLA makes that change IEEE results:
     ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
     ``log(exp(x))`` is ``x`` (no overflow), ``convert(bool) * x`` is a
@@ -277,6 +282,12 @@ def nan_dropping_reduction(producer, expected):
   the reduced slice holds a NaN and JAX gives NaN, one of its elements or
   the init value (XLA:CPU's vectorized max keeps whichever operand its
   instruction order picks: [nan, 0.01, nan] gives -inf)."""
+  if producer is not None and producer[0] in ("reshape", "broadcast_in_dim") and \
+      len(producer) > 3 and producer[3][0] is not None and \
+      np.size(producer[2][0]) == expected.size:   # keepdims: the reduction reshaped
+    inner = nan_dropping_reduction(producer[3][0],
+                                   expected.reshape(np.shape(producer[2][0])))
+    return None if inner is None else inner.reshape(expected.shape)
   if producer is None or producer[0] not in ("reduce_max", "reduce_min"):
     return None
   x = np.asarray(producer[2][0])
