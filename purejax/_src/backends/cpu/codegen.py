@@ -129,6 +129,10 @@ def _view_index(eqn, idx, sizes):
   return idx   # convert_element_type, copy, stop_gradient
 
 
+class NotRowLocal(Exception):
+  """A group with a prologue reads the prologue's results at another row."""
+
+
 class KernelValues:
   """The values of one group's kernel as C expressions (shared by the C and
   the CUDA kernel builders).  Index expressions are emitted as placeholders
@@ -144,6 +148,8 @@ class KernelValues:
     self.inputs, self.outputs = [], []
     self.ixs = []
     self.ntmp = 0
+    self.row_values = {}   # prologue result var -> (C array name, its index here)
+    self.row_producers = {}   # var -> equation of a prologue's map group
 
   # values ------------------------------------------------------------------------
 
@@ -170,7 +176,15 @@ class KernelValues:
     hit = self.cache.get(key)
     if hit is not None:
       return hit
-    eqn = self.group.producer.get(v)
+    row = self.row_values.get(v)
+    if row is not None:   # a prologue reduction's result: this row's only
+      name, at = row
+      if idx != at:
+        raise NotRowLocal(f"{v} read at another row")
+      expr = self.cache[key] = self.tmp(codegen_ops.ctype(v.aval.dtype),
+                                        codegen_ops.load(f"{name}[0]", v.aval.dtype))
+      return expr
+    eqn = self.group.producer.get(v) or self.row_producers.get(v)
     if eqn is None and not self.plan.stored_before(v, self.group):
       eqn = self.plan.views.get(v)
     if eqn is None:
@@ -239,14 +253,15 @@ class _KernelBuilder(KernelValues):
     shape = g.shape
     ident = tuple(Ix.dim(d) for d in range(len(shape)))
     stores, reductions = [], []
+    axes = g.axes or ()
+    kept = tuple(Ix.dim(d) for d in range(len(shape)) if d not in axes)
+    prologue = self._prologue(ident, kept) if g.prologue is not None else None
     for v in g.outputs:
-      if any(e.outvars[0] is v for e in g.reductions):
+      if any(e.outvars[0] is v for e in g.reductions) or v in self.row_values:
         continue
       val = self.value(v, ident)
       stores.append((self._out(v), self.ix(flatten(ident, shape)),
                      codegen_ops.store(val, v.aval.dtype)))
-    axes = g.axes or ()
-    kept = tuple(Ix.dim(d) for d in range(len(shape)) if d not in axes)
     for e in g.reductions:
       out = e.outvars[0]
       if out not in g.outputs:
@@ -259,12 +274,33 @@ class _KernelBuilder(KernelValues):
     else:
       nest, loops = self._reduce_nest(axes)
     body = self.body + [f"{o}[{w}] = {v};" for o, w, v in stores]
-    text = self._emit(nest, loops, body, reductions)
+    text = self._emit(nest, loops, body, reductions, prologue)
     text = re.sub(r"@(\d+)@", lambda m: nest.render(self.ixs[int(m.group(1))]), text)
     same_index = frozenset(
         v for v, idxs in self.loads.items()
         if g.axes is None and idxs == {ident} and tuple(v.aval.shape) == tuple(shape))
     return _Kernel(self.name, self.inputs, self.outputs, text, same_index, self.scratch)
+
+  def _prologue(self, ident, kept):
+    """The reductions of ``group.prologue`` (same space and axes), computed
+    row by row before this group's own, in its loop over the kept axes:
+    (reductions, their loop body, stores of the results read elsewhere).
+    Their results are in ``pa{n}[0]``, which this group reads, directly or
+    through the equations of ``group.prologue_maps`` (recomputed here)."""
+    group, prologue = self.group, self.group.prologue
+    self.group, reductions = prologue, []
+    for n, e in enumerate(prologue.reductions):
+      reductions.append((e, f"pa{n}", "0", self.value(e.invars[0], ident)))
+    body, self.body, self.cache, self.group = self.body, [], {}, group
+    stores = []
+    for m in group.prologue_maps:
+      self.row_producers.update(m.producer)
+    for n, e in enumerate(prologue.reductions):
+      out = e.outvars[0]
+      self.row_values[out] = (f"pa{n}", kept)
+      if out in group.outputs:
+        stores.append(f"{self._out(out)}[{self.ix(flatten(kept, out.aval.shape))}] = pa{n}[0];")
+    return reductions, body, stores
 
   def _map_nest(self):
     big = [d for d, n in enumerate(self.sizes) if n > 1]
@@ -292,17 +328,19 @@ class _KernelBuilder(KernelValues):
     threads = f" num_threads({self.num_threads})" if self.num_threads > 0 else ""
     return [f"#pragma omp {text}{threads if text.startswith('parallel') else ''}"]
 
-  def _emit(self, nest, loops, body, reductions):
+  def _emit(self, nest, loops, body, reductions, prologue=None):
     def qualifier(v):
       return "" if v in self.may_alias else " restrict"
     total = int(np.prod(self.sizes, dtype=np.int64))
     parallel = total >= PARALLEL_MIN_POINTS
     if self.group.axes is None:
       lines = self._emit_map(nest, loops["outer"], body, parallel)
+    elif prologue is not None and (loops["inner"] or not loops["outer"]):
+      raise NotRowLocal("a prologue needs rows: kept axes, none after the reduced ones")
     elif loops["inner"]:
       lines = self._emit_blocked(nest, loops, body, reductions, parallel)
     else:
-      lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel)
+      lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel, prologue)
     params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} p{i}"
               for i, v in enumerate(self.inputs)]
     params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
@@ -329,7 +367,7 @@ class _KernelBuilder(KernelValues):
     lines += body + ["}"] * len(runs)
     return lines
 
-  def _accumulators(self, reductions, block=None, two_pass=False):
+  def _accumulators(self, reductions, block=None, two_pass=False, first=0):
     """Per reduction: accumulator declarations (C declaration, name, initial
     value, simd operator), the statements folding the value in, and the
     final stores.  With ``two_pass``, argmax/argmin become a vectorizable
@@ -339,7 +377,7 @@ class _KernelBuilder(KernelValues):
     second = ([], [])
     lane = "" if block is None else "[k]"
     size = "" if block is None else f"[{block}]"
-    for n, (e, out, where, val) in enumerate(reductions):
+    for n, (e, out, where, val) in enumerate(reductions, first):
       name = e.primitive.name
       x = e.invars[0].aval.dtype
       if name in ("argmax", "argmin"):
@@ -393,10 +431,19 @@ class _KernelBuilder(KernelValues):
       finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
     return decls, folds, finals, second
 
-  def _emit_scalar_reduce(self, nest, loops, body, reductions, parallel):
+  def _emit_scalar_reduce(self, nest, loops, body, reductions, parallel, prologue=None):
     outer, red = loops["outer"], loops["reduced"]
     small = len(red) == 1 and nest.run_size(red[0][1]) <= _ARG_BUFFER
-    decls, folds, finals, second = self._accumulators(reductions, two_pass=small)
+    first, head = 0, []
+    if prologue is not None:   # its reductions first, at each point of the outer loops
+      p_reductions, p_body, p_stores = prologue
+      first = len(p_reductions)
+      p_decls, p_folds, p_finals, p_second = self._accumulators(p_reductions, two_pass=small)
+      head += [f"{codegen_ops.storage_ctype(e.outvars[0].aval.dtype)} {out}[1];"
+               for e, out, _, _ in p_reductions]
+      head += self._point_reduce(nest, red, p_decls, p_body + p_folds, p_second)
+      head += p_finals + p_stores
+    decls, folds, finals, second = self._accumulators(reductions, two_pass=small, first=first)
     n = nest.run_size([d for _, dims in red for d in dims])
     if (not outer and parallel and any(is_ordered(d) for d in decls) and not second[0]
         and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
@@ -407,14 +454,19 @@ class _KernelBuilder(KernelValues):
                                               if len(outer) > 1 else ""))
     for var, dims in outer:
       lines.append(self._loop(nest, var, dims))
+    lines += head + self._point_reduce(nest, red, decls, body + folds, second,
+                                       parallel=parallel and not outer)
+    lines += finals + ["}"] * len(outer)
+    return lines
+
+  def _point_reduce(self, nest, red, decls, body, second, parallel=False):
+    """The reduced loops at one point of the outer loops."""
     if any(is_ordered(d) for d in decls):
-      lines += self._ordered_loops(nest, red, decls, body + folds)
+      lines = self._ordered_loops(nest, red, decls, body)
     else:
-      lines += self._reduce_loops(nest, red, decls, body + folds,
-                                  parallel=parallel and not outer and not second[0])
+      lines = self._reduce_loops(nest, red, decls, body, parallel=parallel and not second[0])
     if second[0]:
       lines += self._reduce_loops(nest, red, second[0], second[1])
-    lines += finals + ["}"] * len(outer)
     return lines
 
   def _reduce_loops(self, nest, red, decls, body, parallel=False):

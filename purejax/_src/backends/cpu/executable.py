@@ -42,7 +42,7 @@ def compile_jaxpr(jaxpr, num_threads=None):
   ``num_threads`` OpenMP threads (default: the purejax_num_threads flag)."""
   if jaxpr.constvars:
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
-  plan = fusion.plan_jaxpr(jaxpr)
+  plan = fusion.plan_jaxpr(jaxpr, row_prologues=True)
   if not plan.compiled_steps:
     if config.purejax_debug >= 2:
       print(f"purejax: fusion plan (nothing to compile)\n{plan.describe()}\n"

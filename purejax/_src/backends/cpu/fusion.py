@@ -62,6 +62,10 @@ class Group:
     self.reductions = []
     self.outputs = []
     self.open = True
+    # A Group of the same space and axes whose reductions run first, row by
+    # row, inside this group's loops over the kept axes (``row_prologue``).
+    self.prologue = None
+    self.prologue_maps = []   # small groups between, whose values it recomputes
 
   def absorb(self, other):
     self.producer.update(other.producer)
@@ -128,13 +132,15 @@ class Plan:
     return "\n".join(f"  step {i}: {s.describe()}" for i, s in enumerate(self.steps))
 
 
-def plan_jaxpr(jaxpr, native_only=False):
+def plan_jaxpr(jaxpr, native_only=False, row_prologues=False):
   """Partitions ``jaxpr`` (without constvars) into a Plan; nested calls
   (``jit``, ``checkpoint``, ``custom_jvp_call``...) are inlined first,
   products moved out of scan loops (``scan_products``), and primitives with a ``c_expansion`` expanded (``expansion``), products on
   operands BLAS cannot take transposed first (``product_layout``), repeated
   equations merged (``common_subexpressions``), and products read only
-  through a transpose computed transposed (``product_layout``)."""
+  through a transpose computed transposed (``product_layout``).  With
+  ``row_prologues`` (the C backend), two reductions over the same rows
+  share one pass (``row_prologue``)."""
   jaxpr = scan_products.rewrite(inline_calls(jaxpr))
   jaxpr = product_layout.gemm_operands(expansion.expand(jaxpr))
   jaxpr = product_layout.fold_transposes(common_subexpressions.eliminate(jaxpr))
@@ -144,7 +150,11 @@ def plan_jaxpr(jaxpr, native_only=False):
   for v in jaxpr.outvars:
     planner.touch(v, _OUTPUT)
   steps = [s for s in planner.steps if type(s) is not Group or s.outputs]
-  return Plan(jaxpr, steps, planner.views, planner.materialized)
+  plan = Plan(jaxpr, steps, planner.views, planner.materialized)
+  if row_prologues:
+    from purejax._src.backends.cpu import row_prologue
+    row_prologue.fuse(plan)
+  return plan
 
 
 def inline_calls(jaxpr):

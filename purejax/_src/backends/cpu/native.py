@@ -129,7 +129,7 @@ def _complete_plan(closed):
   jaxpr = closed.jaxpr
   if not _plain(list(jaxpr.invars) + [v for v in jaxpr.outvars if type(v) is not Literal]):
     return None
-  plan = fusion.plan_jaxpr(jaxpr, native_only=True)
+  plan = fusion.plan_jaxpr(jaxpr, native_only=True, row_prologues=True)
   return plan if plan.complete else None
 
 
