@@ -30,11 +30,12 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     purejax.  Where the reduction is the program's output (also reshaped, as
     by ``keepdims``), any of the slice's values is accepted; later
     operations see it emulated as NaN-dropping (``fmax``/``fmin``).
-Seen and not excused, an XLA bug: with x64, ``lax.dynamic_update_slice(x,
-jnp.resize(x, (3,)), (-1,))`` of 5 elements updates ``x`` in place while
-reading the update from it, so the last element gets an already
-overwritten value (seed 72's index program 19, ``--seed 72 --x64 --oracle
-jax --programs 600 --per-batch 20``).
+(m) An XLA bug: a dynamic_update_slice whose update is made of its
+    operand's elements (``jnp.resize(x, (3,))``, after a gather) may be done
+    in place, reading the update from the buffer being written, so later
+    elements get already overwritten values (seed 72's index program 19,
+    ``--seed 72 --x64 --oracle jax --programs 600 --per-batch 20``; seed
+    73's index programs).  Emulated as that sequential copy.
 (f) Other algebraic simplifications XLA makes that change IEEE results:
     ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
     ``log(exp(x))`` is ``x`` (no overflow), ``convert(bool) * x`` is a
@@ -53,7 +54,7 @@ jax --programs 600 --per-batch 20``).
     False (also a dot product of one term, which it makes a product), where
     the square may wrap to a negative number: ``0 <= jnp.inner(x, x)`` of
     int8 ``[12]`` is True in JAX, False in NumPy and purejax.
-(b)-(l) are emulated by ``emulate_jax``, a NumPy-backend evaluation
+(b)-(m) are emulated by ``emulate_jax``, a NumPy-backend evaluation
 of the jaxpr with those rewrites, also inside the bodies of loops and
 conds (evaluated here step by step); an element is accepted where JAX gives
 the emulated value and purejax the plain one.
@@ -81,6 +82,7 @@ from purejax._src.jaxpr import Literal, sub_jaxprs
 from fuzz_bounds import _dist, bounded_eval
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
 from purejax._src.lax.structural import pad_p as _PAD
+from purejax._src.lax.slicing import _clamped_starts
 
 # Float sums and products: JAX's order may differ, bounded by fuzz_bounds.
 REASSOCIATED = frozenset({"cumsum", "cumprod", "cumlogsumexp", "reduce_sum", "reduce_prod",
@@ -241,6 +243,11 @@ def _rewritten(eqn, vals, producers, fired):
       fired.add("NaN dropped by a max/min reduction")
       fold = np.fmax if name == "reduce_max" else np.fmin
       return fold.reduce(np.asarray(vals[0]), axis=tuple(eqn.params["axes"])).astype(out.dtype)
+    if name == "dynamic_update_slice":
+      seq = _in_place_update(vals)
+      if seq is not None:
+        fired.add("dynamic_update_slice read its own operand while writing it")
+        return seq
     if name == "clz" and _signed_int(out) and prods[0] and _all_padding(prods[0]):
       x = np.asarray(vals[0])
       bits = 8 * x.dtype.itemsize
@@ -261,6 +268,27 @@ def _rewritten(eqn, vals, producers, fired):
       fired.add("nested dynamic_slice merged")
       return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
   return None
+
+
+def _in_place_update(vals):
+  """(m) XLA's in-place dynamic_update_slice whose update is made of the
+  operand's own elements: written element by element in row-major order,
+  each read from wherever it came from in the operand, by then perhaps
+  overwritten.  None where an update element is not one of the operand's."""
+  x, update = np.asarray(vals[0]), np.asarray(vals[1])
+  if update.size == 0 or x.dtype.kind == "c":
+    return None
+  first = {}
+  for i, v in enumerate(x.reshape(-1).tolist()):
+    first.setdefault(v, i)
+  sources = [first.get(v) for v in update.reshape(-1).tolist()]
+  if any(i is None for i in sources):
+    return None
+  starts = _clamped_starts(vals[2:], update.shape, x.shape)
+  out = x.copy().reshape(-1)
+  for k, src in zip(np.ndindex(update.shape), sources):
+    out[np.ravel_multi_index(tuple(s + i for s, i in zip(starts, k)), x.shape)] = out[src]
+  return out.reshape(x.shape)
 
 
 def _all_padding(producer):

@@ -120,6 +120,10 @@ def _known(program, x64=False):
       "v = lax.dynamic_slice(w, (k, 1, 0, 1), (5, 1, 1, 1))"],
      {"x": np.arange(13 * 31 * 5, dtype=np.float32).reshape(13, 31, 1, 5), "s": np.int32(-4),
       "k": np.int32(4)}, False, "nested dynamic_slice"),
+    # XLA may update in place while reading the update from the operand
+    (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
+     {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
+     "read its own operand"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
