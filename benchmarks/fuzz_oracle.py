@@ -194,7 +194,7 @@ class _KnownDeviations:
     n = len(self.jaxpr.outvars)
     self.refs, self.after_sum, self.emulated = [(None, None)] * n, [False] * n, None
     self.fired = set()
-    self.flushed = None
+    self.flushed = self.nan_dropped = None
     try:
       self.refs = fuzz_deviations.references(self.jaxpr, self.args)
       self.after_sum = fuzz_deviations.after_float_sum(self.jaxpr)
@@ -206,7 +206,8 @@ class _KnownDeviations:
     except Exception:   # an emulation bug: say so, rather than excuse nothing quietly
       traceback.print_exc(limit=-3)
     try:
-      self.flushed = fuzz_deviations.emulate_jax(self.jaxpr, self.args, only_flush=True)[0]
+      self.flushed = fuzz_deviations.emulate_jax(self.jaxpr, self.args, only="flush")[0]
+      self.nan_dropped = fuzz_deviations.emulate_jax(self.jaxpr, self.args, only="nan")[0]
     except Exception:
       traceback.print_exc(limit=-3)
 
@@ -239,6 +240,11 @@ class _KnownDeviations:
       if (flush_dependent & ~ok).any():
         why.add("depends on a flushed subnormal")
       ok = ok | flush_dependent
+    if self.nan_dropped is not None and not ok.all():
+      nan_dependent = ~agree(value, np.asarray(self.nan_dropped[k])) & agree(value, got)
+      if (nan_dependent & ~ok).any():
+        why.add("depends on a NaN a max/min reduction dropped")
+      ok = ok | nan_dependent
     return (", ".join(sorted(why)) or None) if ok.all() else None
 
 

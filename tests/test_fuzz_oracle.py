@@ -84,6 +84,8 @@ def _known(program, x64=False):
                                                  np.float32(2), np.nan)}, False, "NaN dropped"),
     (["v = lax.reduce_min(x, (0, 3)) + lax.broadcasted_iota(jnp.float32, (2, 41), 1)"],
      {"x": make_input((11, 2, 41, 47), "float32", 185557360, "normal")}, False, "NaN dropped"),
+    (["v = x / -1.5 + jnp.max(x, axis=3, keepdims=True)"],
+     {"x": make_input((11, 2, 41, 47), "float32", 611956029, "normal")}, True, "NaN"),
     (["v = jnp.max(x, axis=3, keepdims=True)"],
      {"x": make_input((11, 2, 41, 47), "float32", 611956029, "normal")}, True, "NaN dropped"),
     # XLA: log(rsqrt(x)) is -0.5 * log(x), log(exp(x)) is x, convert(bool) * x a select
