@@ -41,8 +41,9 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     73's index programs).  Emulated as that sequential copy.
 (f) Other algebraic simplifications XLA makes that change IEEE results:
     ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
-    ``log(exp(x))`` is ``x`` (no overflow), ``convert(bool) * x`` is a
-    select (0, not NaN, for False * inf).
+    ``log(exp(x))`` is ``x`` (no overflow), ``log(pow(a, b))`` is
+    ``b * log(|a|)`` (a number for a negative ``a``), ``convert(bool) * x``
+    is a select (0, not NaN, for False * inf).
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
     argument they clamp to the end, as in purejax).
@@ -211,6 +212,8 @@ def _sqrt_of_square(prod, shape):
 
 def _rewritten(eqn, vals, producers, fired):
   """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None."""
+  if not eqn.outvars:
+    return None
   name, out = eqn.primitive.name, eqn.outvars[0].aval
   prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
   kind = np.dtype(out.dtype).kind
@@ -225,6 +228,10 @@ def _rewritten(eqn, vals, producers, fired):
       y = np.asarray(prods[0][2][0])
       fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
       return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
+    if name == "log" and kind == "f" and prods[0] and prods[0][0] == "pow":
+      a, b = (np.asarray(v) for v in prods[0][2][:2])
+      fired.add("log(pow(a, b)) is b * log(|a|)")
+      return (b * np.log(np.abs(a).astype(out.dtype))).astype(out.dtype)
     if name == "mul" and kind in "fc":
       for i, p in enumerate(prods):
         if p and p[0] == "convert_element_type" and np.asarray(p[2][0]).dtype == np.bool_:

@@ -93,6 +93,9 @@ def _known(program, x64=False):
      "log(rsqrt(x))"),
     (["v = jnp.log(jnp.exp(x))"], {"x": np.array([100.0, 1.0], np.float32)}, False,
      "log(exp(x))"),
+    (["v = jnp.log2(jnp.asarray(x, dtype=jnp.int32) ** y)"],
+     {"x": np.array([-3.0, 5.0, 2.0], np.float32), "y": np.array([0.5, 1.5, 2.0], np.float32)},
+     False, "log(pow(a, b))"),
     (["v = x.astype(jnp.float32) * np.float32(np.inf)"], {"x": np.array([False, True])}, False,
      "convert(bool)"),
     # XLA divides by a broadcast value through its (flushed) reciprocal
