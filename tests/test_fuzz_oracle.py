@@ -196,3 +196,16 @@ def test_programs_jax_dies_on_are_counted_apart():
   assert failures == 0
   assert stats["programs JAX itself died on (SIGFPE)"] == 1
   assert stats["programs"] == 2 and stats["outputs"] == 1
+
+
+def test_a_rewrite_after_rounded_products_is_known():
+  """XLA's in-place update (m) of a product's result: JAX's elements
+  against the emulated ones within the output's rounding bound."""
+  program = _program([
+      "w = lax.dynamic_slice(x, (3, 2, 100), (7, 6, 3))",
+      "u = jnp.einsum('bij,bjk->bik', x, jnp.resize(w, (7, 8, 1)))",
+      "v = lax.dynamic_update_slice(u, jnp.resize(u, (5, 7, 1)), (0, 100, 2))"],
+      {"x": make_input((7, 8, 8), "float32", 1939182692, "normal")}, ["v"])
+  report = fuzz_oracle.check_batch_oracle([program])
+  assert not report.failures
+  assert any("read its own operand" in k for k in report.stats)
