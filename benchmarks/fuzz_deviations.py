@@ -295,9 +295,11 @@ def _in_place_update(vals):
   """(m) XLA's in-place dynamic_update_slice whose update is made of the
   operand's own elements: written element by element in row-major order,
   each read from wherever it came from in the operand, by then perhaps
-  overwritten.  None where an update element is not one of the operand's."""
+  overwritten (each source taken as the first element of its value).  None
+  where an update element is not one of the operand's, and for integers and
+  booleans, whose few distinct values leave the sources unknown."""
   x, update = np.asarray(vals[0]), np.asarray(vals[1])
-  if update.size == 0 or x.dtype.kind == "c":
+  if update.size == 0 or x.dtype.kind != "f":   # few distinct values: sources unknown
     return None
   first = {}
   for i, v in enumerate(x.reshape(-1).tolist()):
