@@ -54,10 +54,10 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
 (k) XLA simplifies ``sqrt(x * x)`` (and ``sqrt(abs(x * x))``) to ``abs(x)``,
     without the overflow: |x| where purejax gives inf.
-(l) On signed ints, XLA folds ``x * x >= 0`` to True and ``x * x < 0`` to
-    False (also a dot product of one term, which it makes a product), where
-    the square may wrap to a negative number: ``0 <= jnp.inner(x, x)`` of
-    int8 ``[12]`` is True in JAX, False in NumPy and purejax.
+(l) XLA folds ``x * x >= 0`` to True and ``x * x < 0`` to False (also a dot
+    product of one term, which it makes a product): wrong where a signed
+    int's square wraps to a negative number (``0 <= jnp.inner(x, x)`` of
+    int8 ``[12]`` is True in JAX, False in NumPy and purejax) and for a NaN.
 (b)-(m) are emulated by ``emulate_jax``, a NumPy-backend evaluation
 of the jaxpr with those rewrites, also inside the bodies of loops and
 conds (evaluated here step by step); an element is accepted where JAX gives
@@ -183,7 +183,7 @@ _SQUARE_VS_ZERO = {("ge", 0): True, ("le", 1): True, ("lt", 0): False, ("gt", 1)
 
 
 def _square_compared_with_zero(eqn, vals, prods, fired):
-  """(l) ``x * x >= 0`` (and its mirror images) folded on signed ints."""
+  """(l) ``x * x >= 0`` (and its mirror images) folded to True."""
   for i, p in enumerate(prods):
     folded = _SQUARE_VS_ZERO.get((eqn.primitive.name, i))
     if folded is None or p is None or np.any(np.asarray(vals[1 - i]) != 0):
@@ -220,7 +220,8 @@ def _rewritten(eqn, vals, producers, fired):
   with np.errstate(all="ignore"):
     if name == "abs" and _signed_int(out) and prods[0]:
       return _abs_of_square(vals[0], prods[0], fired)
-    if name in ("ge", "le", "lt", "gt") and _signed_int(eqn.invars[0].aval):
+    if name in ("ge", "le", "lt", "gt") and (
+        _signed_int(eqn.invars[0].aval) or np.dtype(eqn.invars[0].aval.dtype).kind == "f"):
       folded = _square_compared_with_zero(eqn, vals, prods, fired)
       if folded is not None:
         return folded

@@ -62,6 +62,8 @@ def _known(program, x64=False):
     (["v = 0 <= jnp.inner(x, x)"], {"x": np.array([12], np.int8)}, False, "square with 0"),
     (["v = (x * x < 0) | (x > 100)"], {"x": np.array([12, 3, -12], np.int8)}, False,
      "square with 0"),
+    (["v = 0.0 <= jnp.square(x)"], {"x": np.array([np.nan, 2.0], np.float32)}, True,
+     "square with 0"),
     # XLA:CPU's gather keeps the low 32 bits of a 64-bit index
     (["v = jnp.take(x, i)"], {"x": np.arange(10.0), "i": np.array([2**32 + 3, 5])}, True,
      "64-bit gather index"),
