@@ -12,8 +12,10 @@ Reductions run their reduced loops innermost with scalar accumulators, or,
 when some kept axes come after the reduced ones (column sums), with a block
 of accumulators along those axes so that reads stay contiguous.  Float sums
 and products follow ``lax.reduction_order`` (the order the NumPy backend
-computes too): ``LANES`` explicit accumulators per block of ``BLOCK``
-elements, a halving tree over the lanes, a pairwise tree over the blocks.
+computes too): along rows, ``LANES`` explicit accumulators per block of
+``BLOCK`` elements, a halving tree over the lanes, a pairwise tree over the
+blocks; down columns (``column_reductions``), blocks of ``COLUMN_BLOCK``
+rows folded in order, paired the same way.
 """
 import re
 
@@ -31,7 +33,7 @@ from purejax._src.lax.reduction_order import BLOCK, LANES
 
 PARALLEL_MIN_POINTS = 1 << 15
 _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
-_MAX_ORDERED_BLOCK = 64   # the same with LANES accumulators each (ordered sums)
+_MAX_ORDERED_BLOCK = 64   # the same for ordered sums (their float64 accumulators in registers)
 _MAX_CHUNKS = 4096   # whole-array reductions: partial results kept on the stack
 _ARG_BUFFER = 4096   # longest argmax axis whose values a kernel keeps on its stack
 
@@ -592,7 +594,7 @@ class _KernelBuilder(KernelValues):
     if ordered and parallel and not outer:
       width = min(count, _MAX_ORDERED_BLOCK)
       decls, folds, finals, _ = self._accumulators(reductions, width)
-      per = column_reductions.ordered_chunk_blocks(self, nest, red, decls, count)
+      per = column_reductions.ordered_chunk_blocks(self, nest, red, decls, count, width)
       if per:
         return column_reductions.ordered_row_chunks(self, nest, red, body, decls, folds,
                                                     finals, count, width, per)

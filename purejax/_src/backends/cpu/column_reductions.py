@@ -111,11 +111,11 @@ def ordered_tiles(emitter, nest, red, body, decls, folds, finals, width, head):
   return lines + finals + ["}", "}"]
 
 
-def ordered_chunk_blocks(emitter, nest, red, decls, count):
+def ordered_chunk_blocks(emitter, nest, red, decls, count, width):
   """Blocks per chunk for ``ordered_row_chunks`` (a power of two), or None
-  where tiles are better: too few blocks, too many columns, or enough
-  tiles for the threads."""
-  nb, tiles = _blocks_of(nest, red), -(-count // 64)
+  where tiles of ``width`` columns are better: too few blocks, too many
+  columns, or enough tiles for the threads."""
+  nb, tiles = _blocks_of(nest, red), -(-count // width)
   if not all(is_ordered(d) for d in decls) or nb < 2:
     return None
   row = sum(CTYPE_SIZES[decl_ctype(d[0])] for d in decls) * count

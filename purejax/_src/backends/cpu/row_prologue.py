@@ -18,9 +18,11 @@ steps between them are small elementwise groups over the kept axes (the
 recomputes their values per row, and they move after ``B``, for whatever
 else reads them.
 """
+import math
+
 from purejax._src.backends.cpu.fusion import Group
 
-_MAX_BETWEEN = 3   # view groups between the two reductions
+_MAX_BETWEEN = 3   # small map groups between the two reductions
 
 
 def fuse(plan):
@@ -30,7 +32,7 @@ def fuse(plan):
   steps = plan.steps
   i = 0
   while i < len(steps):
-    found = _candidate(plan, steps, i)
+    found = _candidate(steps, i)
     if found is None:
       i += 1
       continue
@@ -45,7 +47,8 @@ def fuse(plan):
     b.outputs += [v for v in a.outputs if v not in b.outputs]
     plan._order = None
     try:
-      shared = set(codegen.build_kernel(plan, b, "probe").inputs) & _inputs(plan, a)
+      shared = (set(codegen.build_kernel(plan, b, "probe").inputs)
+                & set(codegen.build_kernel(plan, a, "probe").inputs))
     except codegen.NotRowLocal:
       shared = None
     if not shared:   # not row by row, or no input read by both: as planned
@@ -63,35 +66,23 @@ def _rows(step):
   if type(step) is not Group or step.axes is None or step.prologue is not None:
     return False
   long_axes = [d for d, n in enumerate(step.shape) if n > 1]
-  return (any(d not in step.axes for d in long_axes) and bool(long_axes)
-          and long_axes[-1] in step.axes)
+  return any(d not in step.axes for d in long_axes) and long_axes[-1] in step.axes
 
 
-def _candidate(plan, steps, i):
-  """(a, the view groups between a and step ``i``) where step ``i`` may take
-  ``a`` as its prologue, or None."""
+def _candidate(steps, i):
+  """(a, the small map groups between a and step ``i``) where step ``i`` may
+  take ``a`` as its prologue, or None."""
   b, between = steps[i], []
   if not _rows(b):
     return None
-  kept = _size(n for d, n in enumerate(b.shape) if d not in b.axes)
+  kept = math.prod(n for d, n in enumerate(b.shape) if d not in b.axes)
   for j in range(i - 1, max(-1, i - 2 - _MAX_BETWEEN), -1):
     a = steps[j]
     if _rows(a) and a.shape == b.shape and a.axes == b.axes:
       results = {e.outvars[0] for e in a.reductions}
       return (a, list(reversed(between))) if set(a.outputs) <= results else None
-    if not (type(a) is Group and a.axes is None and _size(a.shape) == kept):
+    if not (type(a) is Group and a.axes is None and math.prod(a.shape) == kept):
       return None
     between.append(a)
   return None
 
-
-def _size(shape):
-  size = 1
-  for n in shape:
-    size *= n
-  return size
-
-
-def _inputs(plan, group):
-  from purejax._src.backends.cpu import codegen
-  return set(codegen.build_kernel(plan, group, "probe").inputs)
