@@ -41,6 +41,7 @@ from purejax._src import backends, core  # noqa: E402
 from purejax._src.config import config  # noqa: E402
 from purejax._src.pjit import trace_closed  # noqa: E402
 
+import fuzz_bounds  # noqa: E402
 from fuzz_bounds import bounded_eval, compare, describe_mismatch  # noqa: E402
 from fuzz_programs import FAMILIES, Gen, Program, batch_function, make_input  # noqa: E402,F401
 
@@ -412,6 +413,7 @@ def _inputs_at(program, failure):
 
 def batch_programs(seed, family, count, max_ops=10, oracle=None, x64=False):
   """The programs of one batch (the same for the same arguments) and their generator."""
+  fuzz_bounds.against_jax(oracle == "jax")
   with config.override("jax_enable_x64", x64):
     gen = Gen(seed, family, max_ops)
     if oracle is not None:

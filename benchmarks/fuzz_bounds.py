@@ -48,6 +48,17 @@ REASSOCIATED = frozenset("reduce_sum reduce_prod cumsum cumprod dot_general scat
 # error bound must not reach them (nor any integer or boolean result).
 DISCONTINUOUS = frozenset("rem atan2 bitcast_convert_type sort reduce_precision".split())
 TRANSCENDENTAL_ULPS = 4   # each transcendental function's allowed error
+# Exactly rounded in both purejax backends but not in XLA:CPU, whose rsqrt
+# is 1/sqrt(x) (two roundings): inexact when JAX is the reference.
+JAX_INEXACT_PRIMS = frozenset({"rsqrt"})
+_extra_inexact = frozenset()
+
+
+def against_jax(enabled=True):
+  """Makes ``inexact`` (and so the generator's taint and the bounds) treat
+  ``JAX_INEXACT_PRIMS`` as inexact: for the JAX oracle's batches."""
+  global _extra_inexact
+  _extra_inexact = JAX_INEXACT_PRIMS if enabled else frozenset()
 
 
 def _is_float(v):
@@ -73,7 +84,7 @@ def inexact(eqn):
   name = eqn.primitive.name
   if not any(_is_float(v) for v in eqn.outvars):
     return False
-  return name not in EXACT_PRIMS
+  return name not in EXACT_PRIMS or name in _extra_inexact
 
 
 def taint_flow(jaxpr, in_taint):

@@ -147,6 +147,8 @@ def _close(a, b, bound):
 def check_batch_oracle(programs, x64=False):
   """Runs ``programs`` (one jitted function) by purejax's C backend and by JAX."""
   from purejax._src.config import config
+  import fuzz_bounds
+  fuzz_bounds.against_jax()
   report = Report()
   with config.override("jax_enable_x64", bool(x64)):
     try:
