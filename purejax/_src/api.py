@@ -20,7 +20,7 @@ from purejax._src import compile_log
 from purejax._src import refs_discharge
 from purejax._src.donation import Donation
 from purejax._src.array import (
-    Array, dense_value, pending_or_dense, place_on_mesh, wrap_numpy, wrap_pending,
+    Array, OnGpu, dense_value, pending_or_dense, place_on_mesh, wrap_numpy, wrap_pending,
     wrap_read_only)
 from purejax._src.config import config
 from purejax._src.interpreters import partial_eval as pe
@@ -374,20 +374,23 @@ class JitWrapped:
 
   def __call__(self, *args, **kwargs):
     if not kwargs and _ctx.trace is _eval_trace:
-      # The fast path: an eager call seen before, with Arrays only...
-      avals = [x.aval for x in args if type(x) is Array]
-      if len(avals) == len(args):
-        entry = self._fast.get(tuple(avals))
-        if entry is not None and entry[0] == _config_epoch:
-          _, run, consts, aval, out_avals, out_tree, _, wrap = entry
-          outs = run(*consts, *[dense_value(x) for x in args])
-          if aval is not None:   # one array out
-            return wrap(outs[0], aval)
-          return out_tree.unflatten([wrap(v, a) for v, a in zip(outs, out_avals)])
-      else:   # ... or with Python scalars too
-        out = self._call_with_scalars(args)
-        if out is not _MISS:
-          return out
+      try:
+        # The fast path: an eager call seen before, with Arrays only...
+        avals = [x.aval for x in args if type(x) is Array]
+        if len(avals) == len(args):
+          entry = self._fast.get(tuple(avals))
+          if entry is not None and entry[0] == _config_epoch:
+            _, run, consts, aval, out_avals, out_tree, _, wrap = entry
+            outs = run(*consts, *[dense_value(x) for x in args])
+            if aval is not None:   # one array out
+              return wrap(outs[0], aval)
+            return out_tree.unflatten([wrap(v, a) for v, a in zip(outs, out_avals)])
+        else:   # ... or with Python scalars too
+          out = self._call_with_scalars(args)
+          if out is not _MISS:
+            return out
+      except OnGpu:   # an argument is on a GPU: the call runs there
+        return self._call_on_gpu(args, kwargs)
     if config.jax_disable_jit:
       if _debug_nans.rerunning:
         return _debug_nans.call_nested_jit(self._fun, args, kwargs)
@@ -400,7 +403,10 @@ class JitWrapped:
     elif core.current_trace() is core.eval_trace:
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
-      outs = _run_compiled(traced, inputs, rerun)
+      try:
+        outs = _run_compiled(traced, inputs, rerun)
+      except OnGpu:
+        return self._call_on_gpu(args, kwargs)
       if donated:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
       elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
@@ -416,6 +422,13 @@ class JitWrapped:
       outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr,
                          name=source_info.function_name(self._fun),
                          **_mesh_param(traced.ctx_mesh))
+    return traced.out_tree.unflatten(outs)
+
+  def _call_on_gpu(self, args, kwargs):
+    """The call, run on the GPU an argument is on (``gpu_dispatch``)."""
+    from purejax._src import gpu_dispatch
+    traced, split = self._get_traced(args, kwargs)
+    outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves)
     return traced.out_tree.unflatten(outs)
 
   def _call_with_scalars(self, args):

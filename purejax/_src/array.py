@@ -1,4 +1,5 @@
-"""The Array type: an immutable array backed by a NumPy buffer.
+"""The Array type: an immutable array backed by a NumPy buffer (or, on a
+GPU, a CuPy array: ``_host`` is the value on the host either way).
 
 Operators and most methods (``x + y``, ``x.sum()``, ``x.at[...]``) are shared
 with tracers and installed by ``purejax.numpy``; this module holds what only
@@ -60,33 +61,42 @@ class ArrayImpl(core.ArrayBase):
 
   # -- conversions to Python and NumPy ---------------------------------------
 
+  @property
+  def _host(self):
+    """The value as a NumPy array (a GPU array's copied to the host)."""
+    v = self._value
+    if type(v) is np.ndarray:
+      return v
+    from purejax._src.backends.cuda import gpu_runtime
+    return gpu_runtime.to_host(v)
+
   def __array__(self, dtype=None, copy=None):
     if copy:
-      return np.array(self._value, dtype=dtype)
-    return np.asarray(self._value, dtype=dtype)
+      return np.array(self._host, dtype=dtype)
+    return np.asarray(self._host, dtype=dtype)
 
   def __bool__(self):
-    return bool(self._value)
+    return bool(self._host)
 
   def __int__(self):
-    return int(self._value)
+    return int(self._host)
 
   def __float__(self):
-    return float(self._value)
+    return float(self._host)
 
   def __complex__(self):
-    return complex(self._value)
+    return complex(self._host)
 
   def __index__(self):
     if not np.issubdtype(self.dtype, np.integer):
       raise TypeError("only integer scalar arrays can be converted to a scalar index")
-    return self._value.__index__()
+    return self._host.__index__()
 
   def item(self, *args):
-    return self._value.item(*args)
+    return self._host.item(*args)
 
   def tolist(self):
-    return self._value.tolist()
+    return self._host.tolist()
 
   def __len__(self):
     if not self.aval.shape:
@@ -99,7 +109,7 @@ class ArrayImpl(core.ArrayBase):
     # Rows share this array's (read-only) buffer, so iterating is cheap.
     weak = self.aval.weak_type
     return (wrap_numpy(row, core.ShapedArray(row.shape, row.dtype, weak))
-            for row in self._value)
+            for row in self._host)
 
   def __hash__(self):
     raise TypeError("unhashable type: 'Array'")
@@ -108,7 +118,7 @@ class ArrayImpl(core.ArrayBase):
     raise immutable_error()
 
   def __reduce__(self):
-    return (_rebuild, (self._value, self.aval.weak_type))
+    return (_rebuild, (self._host, self.aval.weak_type))
 
   def __copy__(self):
     return self
@@ -119,15 +129,15 @@ class ArrayImpl(core.ArrayBase):
   # -- printing --------------------------------------------------------------
 
   def __repr__(self):
-    return array_repr(self._value, self.aval.weak_type)
+    return array_repr(self._host, self.aval.weak_type)
 
   def __str__(self):
-    return str(self._value)
+    return str(self._host)
 
   def __format__(self, spec):
     if self.ndim == 0:
-      return format(self._value[()], spec)
-    return format(self._value, spec)
+      return format(self._host[()], spec)
+    return format(self._host, spec)
 
   # -- devices and asynchrony --------------------------------------------------
 
@@ -164,7 +174,10 @@ class ArrayImpl(core.ArrayBase):
     if getattr(self.aval, "explicit_sharding", None) is not None:   # a typed result
       from purejax._src.sharding_types import concrete_sharding
       return concrete_sharding(self.aval)
-    return _devices.SingleDeviceSharding(_devices.CPU)
+    v = self._v
+    if type(v) is np.ndarray or type(v) is Pending:
+      return _devices.SingleDeviceSharding(_devices.CPU)
+    return _devices.SingleDeviceSharding(_devices.gpu_list()[v.device.id])
 
   @property
   def committed(self):
@@ -198,7 +211,8 @@ class ArrayImpl(core.ArrayBase):
     return type(v) is Pending and type(v.job) is _DeletedValue
 
   def unsafe_buffer_pointer(self):
-    return self._value.ctypes.data
+    v = self._value
+    return v.ctypes.data if type(v) is np.ndarray else v.data.ptr
 
 
 Array = ArrayImpl
@@ -267,11 +281,19 @@ def _rebuild(value, weak_type):
 _new = object.__new__
 
 
+class OnGpu(Exception):
+  """``dense_value`` met an Array whose value is on a GPU: the caller's
+  computation runs there instead (``gpu_dispatch``)."""
+
+
 def dense_value(x):
   """Array ``x``'s NumPy value, C-contiguous: a strided view (an eager
   broadcast or transpose) is replaced by a dense copy once, rather than
-  copied by compiled code on every call it is passed to."""
+  copied by compiled code on every call it is passed to.  Raises OnGpu
+  for a value on a GPU."""
   v = x._value
+  if type(v) is not np.ndarray:
+    raise OnGpu
   if v.flags.c_contiguous:
     return v
   v = np.ascontiguousarray(v)

@@ -1,10 +1,16 @@
-"""The devices purejax runs on (N host CPU "devices"), the single-device
-sharding, and ``device_put`` / ``device_get``.
+"""The devices purejax runs on (N host CPU "devices", and NVIDIA GPUs
+through CuPy), the single-device sharding, and ``device_put`` /
+``device_get``.
 
 N comes from ``config.update("jax_num_cpu_devices", N)`` or, when that flag
 is unset, ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` (read at
-first use); default 1.  Devices share the host memory: an Array keeps one
-NumPy value whatever its sharding.
+first use); default 1.  CPU devices share the host memory: an Array keeps
+one NumPy value whatever its sharding.
+
+GPUs (``CudaDevice``) are used while the GPU backend is being built only
+when ``JAX_PLATFORMS`` names them ("cuda" or "gpu", e.g. ``cuda,cpu``) and
+CuPy finds a GPU; the first platform named is the default backend.  An
+Array placed on a GPU keeps a CuPy array.
 """
 import enum
 import os
@@ -20,6 +26,8 @@ from purejax._src.config import config
 # Platform kinds JAX names in its "no platforms that are instances of"
 # error (a specific platform, such as "cuda", is just an unknown backend).
 _GPU_NAMES = ("gpu", "tpu")
+# The names JAX_PLATFORMS and ``backend=`` accept for NVIDIA GPUs.
+_CUDA_NAMES = ("cuda", "gpu")
 
 
 class Device:
@@ -45,16 +53,65 @@ class Device:
     return f"{self.platform}:{self.id}"
 
   def __eq__(self, other):
-    return isinstance(other, Device) and other.id == self.id
+    return type(other) is type(self) and other.id == self.id
 
   def __hash__(self):
-    return hash(("cpu", self.id))
+    return hash((self.platform, self.id))
 
   def memory_stats(self):
     return None
 
 
 CPU = Device(0)
+
+
+class CudaDevice(Device):
+  """An NVIDIA GPU, as JAX prints it: ``CudaDevice(id=0)``."""
+  platform = "gpu"
+
+  @property
+  def device_kind(self):
+    from purejax._src.backends.cuda import gpu_runtime
+    return gpu_runtime.device_kind(self.id)
+
+  def __repr__(self):
+    return f"CudaDevice(id={self.id})"
+
+  def __str__(self):
+    return f"cuda:{self.id}"
+
+
+_gpu_objects = None   # [CudaDevice(i)] once looked up (the same objects each call)
+
+
+def gpu_devices_changed():
+  """Forgets the GPUs found (``gpu_runtime.use`` changed the runtime)."""
+  global _gpu_objects
+  _gpu_objects = None
+
+
+def _platform_names():
+  text = config.jax_platforms
+  return [n.strip() for n in text.split(",") if n.strip()] if text else []
+
+
+def gpu_list():
+  """The GPUs purejax uses: none unless JAX_PLATFORMS names them."""
+  global _gpu_objects
+  if not any(n in _CUDA_NAMES for n in _platform_names()):
+    return []
+  if _gpu_objects is None:
+    from purejax._src.backends.cuda import gpu_runtime
+    _gpu_objects = [CudaDevice(i) for i in range(gpu_runtime.device_count())]
+  return _gpu_objects
+
+
+def default_device():
+  """The device arrays and computations go to unless placed."""
+  gpus = gpu_list()
+  if gpus and _platform_names()[0] in _CUDA_NAMES:
+    return gpus[0]
+  return CPU
 
 
 def _num_cpu_devices_flag(value):
@@ -189,41 +246,62 @@ class SingleDeviceSharding(Sharding):
 
 
 def _check_platforms():
-  """``JAX_PLATFORMS`` (or the jax_platforms flag) may name only cpu."""
-  text = config.jax_platforms
-  if not text:
-    return
-  for name in text.split(","):
-    if name.strip() != "cpu":
+  """``JAX_PLATFORMS`` (or the jax_platforms flag) may name cpu, and cuda
+  or gpu where CuPy finds a GPU."""
+  for name in _platform_names():
+    if name == "cpu":
+      continue
+    if name in _CUDA_NAMES:
+      if gpu_list():
+        continue
       raise RuntimeError(
-          f"Unable to initialize backend '{name.strip()}': Backend '{name.strip()}' is not "
-          "in the list of known backends: ['cpu']. (set JAX_PLATFORMS='' to "
+          f"Unable to initialize backend '{name}': no NVIDIA GPU found (the GPU backend "
+          "needs CuPy: pip install \"purejax[cuda]\"). (set JAX_PLATFORMS='' to "
           "automatically choose an available backend)")
+    known = ["cpu", "cuda"] if gpu_list() else ["cpu"]
+    raise RuntimeError(
+        f"Unable to initialize backend '{name}': Backend '{name}' is not "
+        f"in the list of known backends: {known}. (set JAX_PLATFORMS='' to "
+        "automatically choose an available backend)")
 
 
 def _check_backend(backend):
+  """Whether ``backend`` (None: the default) names the GPUs; raises JAX's
+  error for one that is absent or unknown."""
   _check_platforms()
-  if backend is None or backend == "cpu":
-    return
+  if backend is None:
+    return default_device() is not CPU
+  if backend == "cpu":
+    return False
+  present = "cpu, gpu" if gpu_list() else "cpu"
+  if backend in _CUDA_NAMES and gpu_list():
+    return True
   if backend in _GPU_NAMES:
     raise RuntimeError(
         f"Unknown backend: '{backend}' requested, but no platforms that are instances of "
-        f"{backend} are present. Platforms present are: cpu")
-  raise RuntimeError(f"Unknown backend {backend}. Available backends are ['cpu']")
+        f"{backend} are present. Platforms present are: {present}")
+  available = "['cpu', 'cuda']" if gpu_list() else "['cpu']"
+  raise RuntimeError(f"Unknown backend {backend}. Available backends are {available}")
 
 
 def devices(backend=None):
   """Every device of ``backend`` (default: the default backend): N CPU
-  devices, N from ``jax_num_cpu_devices`` or ``XLA_FLAGS`` (default 1).
-  Unlike JAX, purejax lets ``config.update("jax_num_cpu_devices", N)``
-  change N after first use; Arrays and Devices made earlier stay valid."""
-  _check_backend(backend)
+  devices, N from ``jax_num_cpu_devices`` or ``XLA_FLAGS`` (default 1),
+  or the GPUs.  Unlike JAX, purejax lets
+  ``config.update("jax_num_cpu_devices", N)`` change N after first use;
+  Arrays and Devices made earlier stay valid."""
+  if _check_backend(backend):
+    return list(gpu_list())
   return device_list()
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
   """The devices attached to this process (all N in a single process)."""
-  _check_backend(backend)
+  if _check_backend(backend):
+    if process_index not in (None, 0) or host_id not in (None, 0):
+      raise ValueError(f"Invalid process_index {process_index or host_id}; only process 0 "
+                       "exists.")
+    return list(gpu_list())
   index = process_index if process_index is not None else host_id
   if _process_layout is not None:   # several processes (purejax.distributed)
     me, count, local = _process_layout
@@ -247,9 +325,9 @@ def local_device_count(backend=None):
 
 
 def default_backend():
-  """The platform computations run on by default: ``"cpu"``."""
+  """The platform computations run on by default: ``"cpu"`` or ``"gpu"``."""
   _check_platforms()
-  return "cpu"
+  return default_device().platform
 
 
 def process_index(backend=None):

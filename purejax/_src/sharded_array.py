@@ -12,7 +12,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import JitWrapped
 from purejax._src.array import Array, _new, with_sharding, wrap_numpy
-from purejax._src.devices import Device, Sharding, SingleDeviceSharding
+from purejax._src.devices import CudaDevice, Device, Sharding, SingleDeviceSharding
 
 
 class Shard:
@@ -96,9 +96,27 @@ def put(x, target):
     return x
   from purejax._src.sharding_types import put_aval
   out = _new(Array)
-  out._v = x._v   # may still be pending: shared as it is
+  out._v = _moved(x, sharding)
   out.aval = put_aval(x.aval, sharding)
   return with_sharding(out, sharding)
+
+
+def _moved(x, sharding):
+  """Array ``x``'s value where ``sharding`` keeps it: a CuPy array on a
+  GPU, else on the host (a host value, even a pending one, is shared)."""
+  from purejax._src.backends.cuda import gpu_runtime
+  gpus = [d for d in sharding.device_set if isinstance(d, CudaDevice)]
+  v = x._v
+  on_gpu = type(v) is not np.ndarray and gpu_runtime.is_buffer(v)
+  if not gpus:
+    return gpu_runtime.to_host(v) if on_gpu else v
+  if len(sharding.device_set) != 1:
+    raise ValueError(f"device_put: an array over several GPUs ({sharding}) is not "
+                     "supported yet by purejax's GPU backend")
+  index = gpus[0].id
+  if on_gpu and v.device.id == index:
+    return v
+  return gpu_runtime.to_device(x._host, index)
 
 
 def _with_trailing_axes(target, n, shape):

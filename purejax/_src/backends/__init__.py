@@ -34,18 +34,23 @@ def _warn_once(reason):
                   "NumPy backend.", RuntimeWarning, stacklevel=4)
 
 
-def compile_jaxpr(jaxpr, backend=None, num_threads=None):
+def compile_jaxpr(jaxpr, backend=None, num_threads=None, device_index=0):
   """A callable ``(*numpy_arrays) -> list of numpy arrays`` running the
   const-free ``jaxpr`` on ``backend`` (default: the configured one);
-  ``num_threads``: the C kernels' threads (default: the flag's)."""
+  ``num_threads``: the C kernels' threads (default: the flag's).
+  ``backend="cuda"``: on GPU ``device_index``, taking and giving CuPy arrays."""
   backend = backend or config.purejax_backend
   from purejax._src.random import key_lowering
   lowered = key_lowering.lower_jaxpr(jaxpr)
   if lowered is not None:   # typed PRNG keys: run on their uint32 key data
-    return _WithConsts(compile_jaxpr(lowered[0], backend, num_threads), lowered[1])
+    return _WithConsts(compile_jaxpr(lowered[0], backend, num_threads, device_index),
+                       lowered[1])
   if backend == "cuda_emulation":   # the GPU backend's kernels, emulated (tests)
     from purejax._src.backends.cuda import runner
     return runner.compile_jaxpr(jaxpr)
+  if backend == "cuda":
+    from purejax._src.backends.cuda import runner
+    return runner.compile_jaxpr(jaxpr, runner.CupyDevice(device_index))
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
   if (config.purejax_compile_sync or not tier_numerics.numpy_tier_exact(jaxpr)

@@ -78,7 +78,11 @@ def apply_primitive(primitive, args, params):
   foreign = None   # the caller's NumPy arrays among the arguments
   for i, x in enumerate(args):
     if type(x) is Array:
-      vals.append(x._value)
+      v = x._value
+      if type(v) is not np.ndarray:   # on a GPU: run there
+        from purejax._src import gpu_dispatch
+        return gpu_dispatch.apply_primitive(primitive, args, params)
+      vals.append(v)
       avals.append(x.aval)
     else:
       if type(x) is PRNGKeyArray:   # typed keys: their own path (key_lowering)
@@ -164,7 +168,7 @@ def eager_binary(make_plan):
     impl, out_aval, name, conv_x, conv_y = plan
     xv = x._value if conv_x is None else conv_x(x)
     yv = y._value if conv_y is None else conv_y(y)
-    if xv is None or yv is None:
+    if type(xv) is not np.ndarray or type(yv) is not np.ndarray:   # None, or on a GPU
       return None
     token = _ignore()
     try:
@@ -214,13 +218,16 @@ def eager_unary(make_plan):
     if plan is False:
       return None
     impl, out_aval, name = plan
+    xv = x._value
+    if type(xv) is not np.ndarray:   # on a GPU
+      return None
     token = _ignore()
     try:
-      out = wrap_numpy(impl(x._value), out_aval)
+      out = wrap_numpy(impl(xv), out_aval)
     finally:
       _restore(token)
     if _debug_special:
-      check_special(name, [out], (x._value,))
+      check_special(name, [out], (xv,))
     return out
 
   return fast

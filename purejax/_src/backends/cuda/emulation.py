@@ -47,11 +47,14 @@ class EmulatedModule:
       self._fns[name] = (fn, ctypes.c_void_p * max(1, len(params)))
 
   def launch(self, launch, arrays):
-    fn, args_type = self._fns[launch.function]
+    self.run(launch.function, launch.grid, launch.threads, arrays)
+
+  def run(self, function, grid, threads, arrays):
+    """Runs kernel ``function`` over ``grid`` blocks of ``threads``."""
+    fn, args_type = self._fns[function]
     for a in arrays:
       assert a.flags.c_contiguous
-    args = args_type(*[a.ctypes.data for a in arrays])
-    fn(launch.grid, launch.threads, args)
+    fn(grid, threads, args_type(*[a.ctypes.data for a in arrays]))
 
 
 def compile_module(module):

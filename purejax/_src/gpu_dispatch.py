@@ -1,0 +1,97 @@
+"""Computations on a GPU: a jitted function called with arrays that live on
+a GPU runs there (``run_jitted``), and so does an eager primitive applied
+to them, as a one-equation jitted computation (``apply_primitive``), which
+is how JAX runs eager operations too.
+
+The CPU paths reach here only through ``OnGpu``: ``array.dense_value``
+raises it for a GPU value, so the jit fast paths cost nothing more on the
+CPU.  Host inputs of a computation on a GPU are copied there; results stay
+on the GPU, committed to it.
+"""
+import weakref
+
+import numpy as np
+
+from purejax._src import core
+from purejax._src.array import Array, OnGpu, _new  # noqa: F401  (OnGpu: re-exported)
+from purejax._src.backends.cuda import gpu_runtime
+from purejax._src.devices import SingleDeviceSharding, gpu_list
+
+
+_executables = weakref.WeakKeyDictionary()   # const-free closed jaxpr -> {GPU: executable}
+
+
+def gpu_index(values):
+  """The GPU that the device buffers among ``values`` are on (None: none
+  is); JAX's ValueError for buffers on different GPUs."""
+  found = {v.device.id for v in values if type(v) is not np.ndarray and gpu_runtime.is_buffer(v)}
+  if len(found) > 1:
+    devices = ", ".join(repr(gpu_list()[i]) for i in sorted(found))
+    raise ValueError(f"Received incompatible devices for jitted computation. Got argument "
+                     f"devices {devices}: a computation runs on one device.")
+  return found.pop() if found else None
+
+
+def executable(closed_jaxpr, index):
+  """The GPU ``index``'s executable of a const-free closed jaxpr (once each)."""
+  per_gpu = _executables.get(closed_jaxpr)
+  if per_gpu is None:
+    per_gpu = _executables[closed_jaxpr] = {}
+  exe = per_gpu.get(index)
+  if exe is None:
+    from purejax._src import backends
+    from purejax._src.interpreters import partial_eval as pe
+    exe = per_gpu[index] = backends.compile_jaxpr(pe.dce_jaxpr(closed_jaxpr.jaxpr), "cuda",
+                                                  device_index=index)
+  return exe
+
+
+def _value(x, aval):
+  if type(x) is Array:
+    return x._value
+  return np.asarray(x, aval.dtype)
+
+
+def wrap_device(buffer, aval, index):
+  """An Array of the device buffer ``buffer``, committed to GPU ``index``."""
+  out = _new(Array)
+  out._v = buffer
+  out.aval = aval
+  out._sharding = SingleDeviceSharding(gpu_list()[index])
+  return out
+
+
+def run_jitted(closed_jaxpr, inputs):
+  """Runs a const-free closed jaxpr on the GPU its inputs are on: a list of
+  Arrays there."""
+  vals = [_value(x, a) for x, a in zip(inputs, closed_jaxpr.in_avals)]
+  index = gpu_index(vals)
+  outs = executable(closed_jaxpr, index)(*vals)
+  return [wrap_device(b, a, index) for b, a in zip(outs, closed_jaxpr.out_avals)]
+
+
+_eager = {}   # (primitive, avals, params) -> one-equation closed jaxpr
+
+
+def apply_primitive(primitive, args, params):
+  """``primitive`` applied eagerly to arguments some of which are on a GPU."""
+  avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
+  try:
+    key = (primitive, avals, tuple(sorted(params.items())))
+    hash(key)
+  except TypeError:   # unhashable params: traced each time
+    key = None
+  closed = _eager.get(key) if key is not None else None
+  if closed is None:
+    from purejax._src import pjit
+    closed, consts = pjit.trace_closed(lambda *xs: _as_list(primitive, xs, params), avals)
+    assert not consts
+    if key is not None:
+      _eager[key] = closed
+  outs = run_jitted(closed, args)
+  return outs if primitive.multiple_results else outs[0]
+
+
+def _as_list(primitive, xs, params):
+  out = primitive.bind(*xs, **params)
+  return list(out) if primitive.multiple_results else [out]
