@@ -36,8 +36,9 @@ import purejax  # noqa: E402
 import purejax.numpy as pjnp  # noqa: E402
 from purejax._src.config import config  # noqa: E402
 
-COLUMNS = ("cpu", "numpy", "plain", "jax")
-LABELS = {"cpu": "purejax C", "numpy": "purejax NumPy", "plain": "NumPy", "jax": "JAX"}
+COLUMNS = ("cpu", "gpu", "numpy", "plain", "jax")
+DEFAULT_COLUMNS = ("cpu", "numpy", "plain", "jax")   # gpu: only where CuPy finds a GPU
+LABELS = {"cpu": "purejax C", "gpu": "purejax GPU", "numpy": "purejax NumPy", "plain": "NumPy", "jax": "JAX"}
 DEFAULT_OUT = os.path.join(_HERE, "results")
 # Seconds of timed calls aimed at per cell (after warm-up), and the least and
 # most repeats a median is taken over.
@@ -125,6 +126,11 @@ def _run_cell(column, w, data, quick, jax_mods):
     jax, jnp = jax_mods
     seconds, out = _time(w.make(jax, jnp, data), jax.block_until_ready, w.kind, quick)
     return seconds, [np.asarray(v) for v in jax.tree_util.tree_leaves(w.check(out))]
+  if column == "gpu":   # inputs made by jnp.asarray land on the GPU, and run there
+    with config.override("jax_platforms", "cuda,cpu"):
+      seconds, out = _time(w.make(purejax, pjnp, data), purejax.block_until_ready, w.kind,
+                           quick)
+      return seconds, [np.asarray(v) for v in purejax.tree_util.tree_leaves(w.check(out))]
   # Steady-state timings compile before the first call; time to first result
   # keeps the configured (by default tiered) compilation.
   sync = True if w.kind != workloads.FIRST else config.purejax_compile_sync
@@ -165,6 +171,10 @@ def run(names, columns, quick, log=print):
     problem = cpu_backend_problem()
     if problem:
       notes["cpu"] = problem
+  if "gpu" in columns:
+    from purejax._src.backends.cuda import gpu_runtime
+    if not gpu_runtime.device_count():
+      notes["gpu"] = "no GPU found through CuPy"
   rows = []
   for w in workloads.WORKLOADS:
     if w.name not in names:
@@ -358,9 +368,10 @@ def main(argv=None):
   parser.add_argument("--quick", action="store_true", help="tiny sizes, 1 repeat")
   parser.add_argument("--only", default=",".join(names),
                       help=f"comma-separated workloads ({', '.join(names)})")
-  parser.add_argument("--backends", default=",".join(COLUMNS),
-                      help="comma-separated columns: cpu (purejax C), numpy (purejax "
-                           "NumPy backend), plain (hand-written NumPy), jax")
+  parser.add_argument("--backends", default=",".join(DEFAULT_COLUMNS),
+                      help="comma-separated columns: cpu (purejax C), gpu (purejax on "
+                           "the first GPU, through CuPy), numpy (purejax NumPy backend), "
+                           "plain (hand-written NumPy), jax (on its default device)")
   parser.add_argument("--out", default=DEFAULT_OUT, help="folder for results.md/.png")
   parser.add_argument("--parallel", action="store_true",
                       help="only the parallel benchmarks (2 devices, MPI): parallel.md")

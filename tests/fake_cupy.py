@@ -44,17 +44,57 @@ class FakeCupy(types.SimpleNamespace):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
                         "`.get()` to construct a NumPy array explicitly.")
 
+      flags = property(lambda self: self._a.flags)
+      T = property(lambda self: ndarray(self._a.T, self.device.id))
+
       def get(self):
         fake.transfers["to_host"] += 1
         return self._a.copy()
 
-      def reshape(self, *shape):
-        return ndarray(self._a.reshape(*shape), self.device.id)
+      # As CuPy's arrays: NumPy's functions and ufuncs applied to them run
+      # "on the device" (here: on the wrapped arrays) and give device arrays.
+      def __array_function__(self, func, types, args, kwargs):
+        return _on_device(func, args, kwargs)
+
+      def __array_ufunc__(self, ufunc, method, *args, **kwargs):
+        return _on_device(getattr(ufunc, method), args, kwargs)
+
+      def __setitem__(self, index, value):
+        self._a[index] = unwrap(value)
+
+      def __getitem__(self, index):
+        return _on_device(lambda a, i: a[i], (self, index), {})
+
+      def __getattr__(self, name):   # methods: reshape, astype, copy, sum...
+        method = getattr(self._a, name)
+        if not callable(method):
+          raise AttributeError(name)
+        return lambda *args, **kwargs: _on_device(
+            lambda *a, **k: getattr(a[0], name)(*a[1:], **k), (self,) + args, kwargs)
 
       def __repr__(self):
         return f"fake_cupy.ndarray({self._a!r}, device={self.device.id})"
 
     self.ndarray = ndarray
+
+    def unwrap(x):
+      if isinstance(x, ndarray):
+        return x._a
+      if isinstance(x, (list, tuple)):
+        return type(x)(unwrap(v) for v in x)
+      if isinstance(x, np.ndarray) and x.ndim > 0:   # CuPy refuses host arrays
+        raise TypeError("Unsupported type <class 'numpy.ndarray'>")
+      return x
+
+    def wrap(x):
+      if isinstance(x, (np.ndarray, np.generic)):   # CuPy gives 0-d arrays, not scalars
+        return ndarray(np.asarray(x), fake.current)
+      if isinstance(x, (list, tuple)):
+        return type(x)(wrap(v) for v in x)
+      return x
+
+    def _on_device(func, args, kwargs):
+      return wrap(func(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
 
     def array(value, dtype=None, copy=True):
       if isinstance(value, ndarray):
@@ -102,3 +142,11 @@ class FakeCupy(types.SimpleNamespace):
         return launch
 
     self.RawModule = RawModule
+    self._on_device = _on_device
+
+  def __getattr__(self, name):   # cupy.zeros, cupy.matmul...: NumPy's, on the device
+    func = getattr(np, name)
+    if not callable(func):
+      return func
+    on_device = self.__dict__["_on_device"]
+    return lambda *args, **kwargs: on_device(func, args, kwargs)

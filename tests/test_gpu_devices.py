@@ -2,7 +2,10 @@
 (``gpu_runtime``), run on the CPU with tests/fake_cupy.py standing in for
 CuPy: its arrays refuse implicit conversion to NumPy, so a value that
 leaves the "GPU" without an explicit transfer fails, and its kernels run
-through the emulation (the generated CUDA source compiled for the CPU)."""
+through the emulation (the generated CUDA source compiled for the CPU).
+
+Where CuPy finds a real GPU, the tests taking the ``gpu`` fixture also run
+on it (benchmarks/gpu_check.sh runs them on the device machine)."""
 import numpy as np
 import pytest
 
@@ -16,6 +19,11 @@ from tests.fake_cupy import FakeCupy
 needs_cc = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
 
 
+def _real_cupy():
+  gpu_runtime.use("detect")
+  return gpu_runtime.cupy()
+
+
 @pytest.fixture
 def fake():
   """Two fake GPUs, selected by JAX_PLATFORMS=cuda,cpu."""
@@ -26,6 +34,31 @@ def fake():
       yield cupy
   finally:
     gpu_runtime.use("detect")
+
+
+@pytest.fixture(params=["fake", "cupy"])
+def gpu(request):
+  """The fake GPUs, or CuPy's real ones (skipped where there are none):
+  the CuPy-like module in use, selected by JAX_PLATFORMS=cuda,cpu."""
+  if request.param == "fake":
+    cupy = FakeCupy(2, name="NVIDIA Fake")
+    gpu_runtime.use(cupy)
+  else:
+    cupy = _real_cupy()
+    if cupy is None:
+      pytest.skip("no GPU found through CuPy")
+  try:
+    with config.override("jax_platforms", "cuda,cpu"):
+      yield cupy
+  finally:
+    gpu_runtime.use("detect")
+
+
+def _counts(cupy):
+  """(kernels launched, copies to the host) so far; None on a real GPU."""
+  if not isinstance(cupy, FakeCupy):
+    return None
+  return len(cupy.launches), cupy.transfers["to_host"]
 
 
 def test_without_a_gpu_nothing_changes():
@@ -73,12 +106,12 @@ def test_devices_as_jax_names_them(fake):
     jax.devices("tpu")
 
 
-def test_device_put_and_get_move_the_value(fake):
+def test_device_put_and_get_move_the_value(gpu):
   a = np.arange(6, dtype=np.float32).reshape(2, 3)
-  gpu = jax.devices()[1]
-  x = jax.device_put(a, gpu)
-  assert isinstance(x._v, fake.ndarray) and x._v.device.id == 1
-  assert x.device == gpu and x.committed and x.sharding == jax.sharding.SingleDeviceSharding(gpu)
+  device = jax.devices()[-1]
+  x = jax.device_put(a, device)
+  assert isinstance(x._v, gpu.ndarray) and x._v.device.id == device.id
+  assert x.device == device and x.committed and x.sharding == jax.sharding.SingleDeviceSharding(device)
   a[0, 0] = 99   # the caller's array was copied
   np.testing.assert_array_equal(np.asarray(x), np.arange(6, dtype=np.float32).reshape(2, 3))
   np.testing.assert_array_equal(jax.device_get(x), np.asarray(x))
@@ -88,51 +121,77 @@ def test_device_put_and_get_move_the_value(fake):
   assert type(back._v) is np.ndarray and back.device == jax.devices("cpu")[0]
   other = jax.device_put(x, jax.devices()[0])
   assert other._v.device.id == 0 and other.device == jax.devices()[0]
+  made = jnp.asarray(a)   # made on the default device, uncommitted
+  assert made.device == jax.devices()[0] and not made.committed
 
 
 @needs_cc
-def test_jit_runs_on_the_gpu_its_arguments_are_on(fake):
+def test_jit_runs_on_the_gpu_its_arguments_are_on(gpu):
   rng = np.random.RandomState(0)
   a = rng.randn(64, 48).astype(np.float32)
   b = rng.randint(-100, 100, (64, 48)).astype(np.int32)
   f = jax.jit(lambda x, k: ((x * 3 - 1).sum(0), jnp.maximum(k, 0) * 2 + 1, (x * x).max(1)))
   want = [np.asarray(o) for o in f(a, b)]   # on the CPU
-  x, k = jax.device_put(a, jax.devices()[1]), jax.device_put(b, jax.devices()[1])
-  launched, to_host = len(fake.launches), fake.transfers["to_host"]
+  device = jax.devices()[-1]
+  x, k = jax.device_put(a, device), jax.device_put(b, device)
+  before = _counts(gpu)
   outs = f(x, k)
-  assert len(fake.launches) > launched
-  assert fake.transfers["to_host"] == to_host   # nothing came back to the host
+  if before is not None:
+    launched, to_host = _counts(gpu)
+    assert launched > before[0]
+    assert to_host == before[1]   # nothing came back to the host
   for o, w in zip(outs, want):
-    assert o.device == jax.devices()[1] and isinstance(o._v, fake.ndarray)
+    assert o.device == device and isinstance(o._v, gpu.ndarray)
     np.testing.assert_array_equal(np.asarray(o), w)   # same order of sums: same bits
   outs2 = f(x, k)   # the fast path meets GPU arrays too
   np.testing.assert_array_equal(np.asarray(outs2[0]), want[0])
 
 
 @needs_cc
-def test_eager_operations_on_gpu_arrays_stay_on_the_gpu(fake):
+def test_eager_operations_on_gpu_arrays_stay_on_the_gpu(gpu):
   a = np.linspace(-2, 2, 30, dtype=np.float32).reshape(5, 6)
   x = jax.device_put(a, jax.devices()[0])
-  launched = len(fake.launches)
+  before = _counts(gpu)
   for got, want in [(x + 1, a + 1), (jnp.abs(x), np.abs(a)), (x * x, a * a),
                     (x.sum(), a.astype(np.float64).sum()), (jnp.exp(x), np.exp(a)),
                     (x.T, a.T), (x > 0, a > 0)]:
-    assert got.device == jax.devices()[0] and isinstance(got._v, fake.ndarray)
+    assert got.device == jax.devices()[0] and isinstance(got._v, gpu.ndarray)
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6)
-  assert len(fake.launches) > launched
+  assert before is None or _counts(gpu)[0] > before[0]
 
 
 @needs_cc
-def test_host_steps_of_a_gpu_computation(fake):
-  """A matrix product is a host step for now: right, and its result is
-  back on the GPU."""
+def test_matrix_products_and_layout_steps_run_on_the_device(gpu):
+  """Steps outside the kernels whose NumPy implementations CuPy arrays
+  dispatch (``impl_on_gpu_arrays``: dot_general, reshape, slice...) run on
+  the device arrays: nothing goes to the host."""
   rng = np.random.RandomState(1)
-  a, b = rng.randn(8, 5).astype(np.float32), rng.randn(5, 3).astype(np.float32)
+  a, b = rng.randn(4, 6).astype(np.float32), rng.randn(6, 3).astype(np.float32)
+  f = jax.jit(lambda x, y: (jnp.tanh(x @ y), x[1, 2], x.reshape(3, 8)[0],
+                            jnp.concatenate([x, x[::-1]]), x.T, jnp.flip(x, 1),
+                            jnp.einsum("ij,jk->ik", x, y),
+                            jnp.einsum("bji,bjk->bik", x.reshape(2, 2, 6), x.reshape(2, 2, 6))))
   x, y = jax.device_put(a, jax.devices()[0]), jax.device_put(b, jax.devices()[0])
-  out = jax.jit(lambda x, y: jnp.tanh(x @ y))(x, y)
+  before = _counts(gpu)
+  outs = f(x, y)
+  assert before is None or _counts(gpu)[1] == before[1]
+  s = a.astype(np.float64).reshape(2, 2, 6)
+  want = [np.tanh(a.astype(np.float64) @ b), a[1, 2], a.reshape(3, 8)[0],
+          np.concatenate([a, a[::-1]]), a.T, np.flip(a, 1), a.astype(np.float64) @ b,
+          np.einsum("bji,bjk->bik", s, s)]
+  for o, w in zip(outs, want):
+    assert o.device == jax.devices()[0] and o.shape == w.shape and o.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(o), w, rtol=1e-5, atol=1e-6)
+
+
+@needs_cc
+def test_other_steps_go_through_the_host(gpu):
+  """A sort has no device implementation yet: right, and back on the GPU."""
+  a = np.random.RandomState(2).randn(50).astype(np.float32)
+  x = jax.device_put(a, jax.devices()[0])
+  out = jax.jit(lambda x: jnp.sort(x * 2))(x)
   assert out.device == jax.devices()[0]
-  np.testing.assert_allclose(np.asarray(out), np.tanh(a.astype(np.float64) @ b), rtol=1e-5,
-                             atol=1e-6)
+  np.testing.assert_array_equal(np.asarray(out), np.sort(a * 2))
 
 
 def test_arguments_on_two_gpus_are_refused(fake):
@@ -140,3 +199,30 @@ def test_arguments_on_two_gpus_are_refused(fake):
   y = jax.device_put(np.ones(3, np.float32), jax.devices()[1])
   with pytest.raises(ValueError, match="incompatible devices"):
     jax.jit(lambda a, b: a + b)(x, y)
+
+
+@needs_cc
+def test_control_flow_runs_its_bodies_on_the_device(gpu):
+  """scan, while_loop and cond run their bodies' GPU code from a host loop:
+  only a while's condition and a cond's index come back to the host."""
+  from purejax import lax
+  a = np.random.RandomState(3).randn(10, 4).astype(np.float32)
+
+  def f(x):
+    def step(c, xi):
+      c = jnp.tanh(c * 0.5 + xi)
+      return c, c.sum()
+    c, ys = lax.scan(step, jnp.zeros(4, jnp.float32), x)
+    w = lax.while_loop(lambda v: v[0] < 7, lambda v: (v[0] + 1, v[1] * 1.5), (0, c))
+    k = lax.cond(ys.sum() > 0, lambda v: v * 2, lambda v: v - 1, w[1])
+    return c, ys, w[1], k, lax.fori_loop(0, 3, lambda i, v: v + i, x)
+
+  want = jax.jit(f)(a)   # on the CPU
+  x = jax.device_put(a, jax.devices()[0])
+  before = _counts(gpu)
+  got = jax.jit(f)(x)
+  if before is not None:
+    assert _counts(gpu)[1] - before[1] == 8 + 1   # 8 while conditions, 1 cond index
+  for g, w in zip(got, want):   # tanh: within an ulp or two on a real GPU
+    assert g.device == jax.devices()[0]
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=3e-7, atol=3e-7)

@@ -142,7 +142,10 @@ class ArrayImpl(core.ArrayBase):
   # -- devices and asynchrony --------------------------------------------------
 
   def block_until_ready(self):
-    self._value   # waits for a pending value (and raises its computation's error)
+    v = self._value   # waits for a pending value (and raises its computation's error)
+    if type(v) is not np.ndarray:   # on a GPU: wait for its kernels
+      from purejax._src.backends.cuda import gpu_runtime
+      gpu_runtime.synchronize(v.device.id)
     return self
 
   def copy_to_host_async(self):

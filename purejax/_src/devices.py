@@ -114,6 +114,17 @@ def default_device():
   return CPU
 
 
+def on_default_device(array):
+  """A new concrete Array, its value moved to the default device when that
+  is a GPU (still uncommitted, as ``jnp.array``'s results are in JAX)."""
+  device = default_device() if config.jax_platforms else CPU
+  if device is CPU or type(array._v) is not np.ndarray:
+    return array
+  from purejax._src.backends.cuda import gpu_runtime
+  array._v = gpu_runtime.to_device(array._v, device.id)
+  return array
+
+
 def _num_cpu_devices_flag(value):
   value = int(value)
   if value == 0 or value < -1:

@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 
 from purejax._src import core
-from purejax._src.array import Array, OnGpu, _new  # noqa: F401  (OnGpu: re-exported)
+from purejax._src.array import Array, _new
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.devices import SingleDeviceSharding, gpu_list
 

@@ -197,6 +197,12 @@ def _as_batched_matrices(x, batch, free, contract, contract_last):
   return np.transpose(x, order).reshape(sizes)
 
 
+def _contiguous(x):
+  """``x`` C-contiguous (a NumPy or a CuPy array: np.ascontiguousarray
+  would refuse CuPy's)."""
+  return x if x.flags.c_contiguous else x.copy(order="C")
+
+
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                       out_sharding):
   (lc, rc), (lb, rb) = dimension_numbers
@@ -214,7 +220,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
     if a.shape[0] == 1:
       out = np.matmul(a[0], b[0])
     else:
-      out = np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))
+      out = np.matmul(_contiguous(a), _contiguous(b))
   shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lf)
            + tuple(rhs.shape[d] for d in rf))
   return _convert_impl(out.reshape(shape), new_dtype=out_dtype, weak_type=False)
@@ -243,8 +249,11 @@ def _dot_general_pp(params):
   return sorted(shown, key=lambda kv: kv[0])
 
 
+# impl_on_gpu_arrays: the impl uses only NumPy functions that CuPy arrays
+# dispatch to CuPy, so the GPU backend runs it on the device (cuBLAS).
 dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
-                                   _dot_general_impl, pp_params=_dot_general_pp)
+                                   _dot_general_impl, pp_params=_dot_general_pp,
+                                   impl_on_gpu_arrays=True)
 
 
 _HALVES = (np.dtype(np.float16), dtypes.bfloat16)

@@ -78,7 +78,8 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
   return x[tuple(_pyslice(i, l, s) for i, l, s in zip(start_indices, limit_indices, strides))]
 
 
-slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_impl)
+slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_impl,
+                             impl_on_gpu_arrays=True)   # (see dot_general_p)
 
 
 def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):

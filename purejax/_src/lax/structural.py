@@ -91,7 +91,7 @@ def _broadcast_in_dim_pp(params):
 
 broadcast_in_dim_p = standard_primitive(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_impl,
-    pp_params=_broadcast_in_dim_pp)
+    pp_params=_broadcast_in_dim_pp, impl_on_gpu_arrays=True)
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
@@ -184,7 +184,9 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding):
   return np.reshape(x, new_sizes)
 
 
-reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_impl)
+# (impl_on_gpu_arrays: see dot_general_p)
+reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_impl,
+                               impl_on_gpu_arrays=True)
 
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
@@ -253,7 +255,7 @@ def _transpose_abstract_eval(operand, *, permutation):
 
 transpose_p = standard_primitive(
     "transpose", _transpose_abstract_eval,
-    lambda x, *, permutation: np.transpose(x, permutation))
+    lambda x, *, permutation: np.transpose(x, permutation), impl_on_gpu_arrays=True)
 ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
     _transpose(ct, _inverse_permutation(permutation))])
 
@@ -290,7 +292,8 @@ def _squeeze_abstract_eval(operand, *, dimensions):
 
 squeeze_p = standard_primitive(
     "squeeze", _squeeze_abstract_eval,
-    lambda x, *, dimensions: np.squeeze(x, dimensions) if dimensions else x)
+    lambda x, *, dimensions: np.squeeze(x, dimensions) if dimensions else x,
+    impl_on_gpu_arrays=True)
 ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [_reshape(ct, x.aval.shape)])
 
 
@@ -344,7 +347,8 @@ def _rev_abstract_eval(operand, *, dimensions):
 
 rev_p = standard_primitive(
     "rev", _rev_abstract_eval,
-    lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x)
+    lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x,
+    impl_on_gpu_arrays=True)
 ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
 
 
@@ -383,7 +387,7 @@ def _concatenate_abstract_eval(*operands, dimension):
 
 concatenate_p = standard_primitive(
     "concatenate", _concatenate_abstract_eval,
-    lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+    lambda *xs, dimension: np.concatenate(xs, axis=dimension), impl_on_gpu_arrays=True)
 
 
 def _concatenate_transpose(ct, *operands, dimension):

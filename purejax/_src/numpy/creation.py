@@ -14,6 +14,7 @@ import numpy as np
 from purejax import lax
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src import devices
 from purejax._src import host_memory
 from purejax._src.api import ShapeDtypeStruct, jit
 from purejax._src import mesh_context
@@ -152,6 +153,8 @@ def _from_concrete(obj, dtype, weak_type, requested=False):
     lax_convert.mark_folded(out, python_value)
   elif mesh_context.mesh_is_set:
     place_on_mesh(out, per_dimension=False)   # host data put on the mesh: P()
+  elif core.current_trace() is core.eval_trace:
+    out = devices.on_default_device(out)
   return out
 
 

@@ -1,7 +1,10 @@
 """Runs a jitted jaxpr through its fusion plan on a GPU: the groups' CUDA
-kernels, the other steps on the host by NumPy (``module.HostNumpyStep``:
-what cuBLAS, cuSOLVER, CuPy and device loops are to do on a GPU; their
-operands go to the host and their results back, named by
+kernels; ``scan``/``while``/``cond`` as host loops over their bodies' GPU
+code (``control_flow``); the other steps (``module.HostNumpyStep``) by
+their primitives' NumPy implementations, on the device arrays where those
+take CuPy's (``impl_on_gpu_arrays``: matrix products through cuBLAS,
+layout steps), else on host copies, their results copied back (what
+cuSOLVER, cuFFT and CuPy's sort are still to do; named by
 ``describe()``).
 
 The GPU is a ``CupyDevice`` (CuPy arrays, kernels through NVRTC) or the
@@ -12,7 +15,8 @@ import numpy as np
 
 from purejax._src.backends import numpy_backend
 from purejax._src.backends.cpu import fusion
-from purejax._src.backends.cuda import emulation, gpu_runtime, module as cuda_module
+from purejax._src.backends.cuda import control_flow, emulation, gpu_runtime
+from purejax._src.backends.cuda import module as cuda_module
 from purejax._src.jaxpr import Literal
 
 
@@ -45,11 +49,16 @@ class CupyDevice:
     return gpu_runtime.empty(shape, dtype, self.index)
 
   def to_device(self, value, dtype):
-    if gpu_runtime.is_buffer(value) and value.device.id == self.index:
-      if value.dtype == dtype:
-        return value
-      value = gpu_runtime.to_host(value)
-    return gpu_runtime.to_device(np.asarray(value, dtype), self.index)
+    """``value`` as a C-contiguous buffer of ``dtype`` on this GPU."""
+    if not gpu_runtime.is_buffer(value) or value.device.id != self.index:
+      if gpu_runtime.is_buffer(value):   # on another GPU
+        value = gpu_runtime.to_host(value)
+      return gpu_runtime.to_device(np.asarray(value, dtype), self.index)
+    if value.dtype != dtype:
+      value = value.astype(dtype)
+    if not value.flags.c_contiguous:   # a view made by a step on the device
+      value = value.copy(order="C")
+    return value
 
   def to_host(self, buffer):
     return gpu_runtime.to_host(buffer)
@@ -69,14 +78,18 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   kernels = device.module(mod) if any(hasattr(s, "launches") for s in mod.steps) else None
   read = numpy_backend.read_vars(plan.jaxpr)
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
+  loops = {id(s): control_flow.compile_step(s.eqn, device, compile_jaxpr)
+           for s in mod.steps if type(s) is cuda_module.HostNumpyStep}
 
   def run(*args):
     env = {v: device.to_device(a, v.aval.dtype) for v, a in zip(invars, args)}
     for step in mod.steps:
-      if type(step) is cuda_module.HostNumpyStep:
-        _host(step, env, read, device)
-      else:
+      if type(step) is not cuda_module.HostNumpyStep:
         _kernels(step, env, kernels, device)
+      elif loops[id(step)] is not None:
+        _loop(step, env, loops[id(step)], device)
+      else:
+        _host(step, env, read, device)
     return [device.to_device(v.val, v.aval.dtype) if type(v) is Literal else env[v]
             for v in outvars]
 
@@ -95,22 +108,37 @@ def _kernels(step, env, kernels, device):
   env.update(zip(step.outputs, buffers["out"]))
 
 
-def _operand(env, v, device):
-  return v.val if type(v) is Literal else device.to_host(env[v])
+def _loop(step, env, run, device):
+  eqn = step.eqn
+  args = [device.to_device(v.val, v.aval.dtype) if type(v) is Literal else env[v]
+          for v in eqn.invars]
+  for var, val in zip(eqn.outvars, run(*args)):
+    env[var] = device.to_device(val, var.aval.dtype)
 
 
 def _host(step, env, read, device):
+  """Runs a step by its primitive's NumPy implementation: on the device's
+  arrays where the implementation takes CuPy's (``impl_on_gpu_arrays``:
+  only NumPy functions that CuPy arrays dispatch to CuPy), else on host
+  copies, its results copied back."""
   eqn, native = step.eqn, step.native
+  on_device = getattr(eqn.primitive, "impl_on_gpu_arrays", False)
+  fetch = (lambda b: b) if on_device else device.to_host
+
+  def operand(v):
+    if type(v) is Literal:
+      return device.to_device(v.val, v.aval.dtype) if on_device else v.val
+    return fetch(env[v])
+
   args = []
   for i, v in enumerate(eqn.invars):
     if native is not None and i == 0 and native.fill is not None:
       # A scatter's operand that broadcasts a scalar: made from the scalar.
-      args.append(np.broadcast_to(_operand(env, native.fill, device), v.aval.shape))
+      args.append(np.broadcast_to(operand(native.fill), v.aval.shape))
     elif native is not None and type(v) is not Literal and v not in env:
-      # a same-layout view
-      args.append(np.reshape(device.to_host(env[native.read(v)]), v.aval.shape))
+      args.append(fetch(env[native.read(v)]).reshape(v.aval.shape))   # a same-layout view
     else:
-      args.append(_operand(env, v, device))
+      args.append(operand(v))
   impl = numpy_backend.jit_impl(eqn.primitive, numpy_backend.used_outputs(eqn, read))
   out = impl(*args, **eqn.params)
   outs = out if eqn.primitive.multiple_results else [out]

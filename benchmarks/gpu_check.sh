@@ -1,0 +1,26 @@
+#!/bin/sh
+# What a session lent a device machine with an NVIDIA GPU runs (issue 22,
+# points 6 and 7), from the repository root:  sh benchmarks/gpu_check.sh
+# In under 5 minutes: the GPU tests on the real GPU (through CuPy), every
+# generated kernel compiled by nvcc, then benchmarks/run.py with a purejax
+# GPU column beside JAX on the same GPU.  Results go to $OUT (the device
+# tool brings that folder back) or benchmarks/results/gpu; gpu.md is the
+# table to copy to benchmarks/results/gpu.md.
+set -u
+out="${OUT:-benchmarks/results/gpu}"
+mkdir -p "$out"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+unset JAX_PLATFORMS   # JAX on its default device: the GPU
+export TF_CPP_MIN_LOG_LEVEL=3
+{ nvidia-smi -L; nproc
+  python -c "import numpy, cupy, jax; print(numpy.__version__, cupy.__version__, jax.__version__, jax.devices())"
+  python -c "from purejax._src.backends.cuda import gpu_runtime as g; print('purejax sees', g.device_count(), 'GPU(s)')"
+} > "$out/machine.txt" 2>&1
+timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_devices.py \
+  tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
+echo "GPU tests: exit $?" >> "$out/machine.txt"
+timeout 240 python benchmarks/run.py --backends gpu,jax --no-parallel --out "$out" \
+  > "$out/run.log" 2>&1
+echo "benchmarks: exit $?" >> "$out/machine.txt"
+cp "$out/results.md" "$out/gpu.md" 2>/dev/null
+cat "$out/machine.txt"; tail -3 "$out/tests.log"; grep "x |" "$out/results.md"
