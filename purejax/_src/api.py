@@ -15,6 +15,7 @@ from purejax._src import host_memory
 from purejax._src import debug_nans as _debug_nans
 from purejax._src import source_info
 from purejax._src import tree_util
+from purejax._src import devices as _devices
 from purejax._src import async_dispatch
 from purejax._src import compile_log
 from purejax._src import refs_discharge
@@ -404,6 +405,8 @@ class JitWrapped:
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
       try:
+        if config.jax_platforms and _devices.default_device() is not _devices.CPU:
+          raise OnGpu   # the default device is a GPU
         outs = _run_compiled(traced, inputs, rerun)
       except OnGpu:
         return self._call_on_gpu(args, kwargs)
@@ -428,7 +431,8 @@ class JitWrapped:
     """The call, run on the GPU an argument is on (``gpu_dispatch``)."""
     from purejax._src import gpu_dispatch
     traced, split = self._get_traced(args, kwargs)
-    outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves)
+    rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
+    outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun)
     return traced.out_tree.unflatten(outs)
 
   def _call_with_scalars(self, args):

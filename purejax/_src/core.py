@@ -184,7 +184,11 @@ def is_array_like(x):
 def concrete_numpy_value(x):
   """``x`` as a canonical-dtype NumPy array (x must be concrete)."""
   if isinstance(x, ArrayBase):
-    return x._value
+    v = x._value
+    if type(v) is np.ndarray:
+      return v
+    from purejax._src.backends.cuda import gpu_runtime   # on a GPU: a host copy
+    return gpu_runtime.to_host(v)
   aval = get_aval(x)
   return np.asarray(x, dtype=aval.dtype)
 

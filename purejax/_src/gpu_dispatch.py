@@ -12,10 +12,10 @@ import weakref
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import core, debug_nans, dtypes
 from purejax._src.array import Array, _new
 from purejax._src.backends.cuda import gpu_runtime
-from purejax._src.devices import SingleDeviceSharding, gpu_list
+from purejax._src.devices import SingleDeviceSharding, default_device, gpu_list
 
 
 _executables = weakref.WeakKeyDictionary()   # const-free closed jaxpr -> {GPU: executable}
@@ -49,7 +49,17 @@ def executable(closed_jaxpr, index):
 def _value(x, aval):
   if type(x) is Array:
     return x._value
+  if dtypes.is_extended(aval.dtype):   # a typed key array: its key data
+    return x._base._value
   return np.asarray(x, aval.dtype)
+
+
+def _wrap(buffer, aval, index):
+  if dtypes.is_extended(aval.dtype):   # key data, back as a key array
+    from purejax._src.random.keys import PRNGKeyArray
+    data = core.ShapedArray(buffer.shape, buffer.dtype)
+    return PRNGKeyArray(aval.dtype._impl, wrap_device(buffer, data, index))
+  return wrap_device(buffer, aval, index)
 
 
 def wrap_device(buffer, aval, index):
@@ -61,13 +71,22 @@ def wrap_device(buffer, aval, index):
   return out
 
 
-def run_jitted(closed_jaxpr, inputs):
-  """Runs a const-free closed jaxpr on the GPU its inputs are on: a list of
-  Arrays there."""
+def run_jitted(closed_jaxpr, inputs, rerun=None):
+  """Runs a const-free closed jaxpr on the GPU its inputs are on (else on
+  the default GPU): a list of Arrays there.  With ``jax_debug_nans`` &
+  co., the outputs are checked on the host; ``rerun``: the user's function
+  (see ``debug_nans.check_jit``)."""
   vals = [_value(x, a) for x, a in zip(inputs, closed_jaxpr.in_avals)]
   index = gpu_index(vals)
+  if index is None:   # all on the host: on the default device (a GPU)
+    index = default_device().id
   outs = executable(closed_jaxpr, index)(*vals)
-  return [wrap_device(b, a, index) for b, a in zip(outs, closed_jaxpr.out_avals)]
+  results = [_wrap(b, a, index) for b, a in zip(outs, closed_jaxpr.out_avals)]
+  if debug_nans.enabled:
+    host = lambda v: v if type(v) is np.ndarray else gpu_runtime.to_host(v)   # noqa: E731
+    debug_nans.check_jit(closed_jaxpr, [host(v) for v in vals], [host(b) for b in outs],
+                         rerun)
+  return results
 
 
 _eager = {}   # (primitive, avals, params) -> one-equation closed jaxpr
@@ -89,6 +108,9 @@ def apply_primitive(primitive, args, params):
     if key is not None:
       _eager[key] = closed
   outs = run_jitted(closed, args)
+  if debug_nans.enabled:
+    debug_nans.check_eager(primitive.name, [core.concrete_numpy_value(x) for x in args],
+                           [core.concrete_numpy_value(o) for o in outs], primitive, params)
   return outs if primitive.multiple_results else outs[0]
 
 

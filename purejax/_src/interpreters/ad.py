@@ -119,7 +119,7 @@ class JVPTracer(core.Tracer):
     primal = self.primal
     if isinstance(primal, core.Tracer):
       return primal.to_concrete_value()
-    return primal._value if type(primal) is Array else primal
+    return core.concrete_numpy_value(primal) if type(primal) is Array else primal
 
   def __array__(self, dtype=None, copy=None):
     # As in JAX: NumPy never sees a differentiated value, known or not

@@ -27,9 +27,13 @@ _flag_caches = []
 _debug_special = False
 
 
+_platforms_named = False   # JAX_PLATFORMS set: the default device may be a GPU
+
+
 def _on_config_change():
-  global _debug_special
+  global _debug_special, _platforms_named
   _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
+  _platforms_named = bool(config.jax_platforms)
   for cache in _flag_caches:
     cache.clear()
 
@@ -72,8 +76,16 @@ def _apply_to_keys(primitive, args, params):
   return apply_eager(primitive, args, params)
 
 
+def _gpu_is_default():
+  from purejax._src import devices
+  return devices.default_device() is not devices.CPU
+
+
 def apply_primitive(primitive, args, params):
   """``primitive`` applied to concrete arguments (the eval trace's rule)."""
+  if _platforms_named and _gpu_is_default():   # everything runs on the GPU
+    from purejax._src import gpu_dispatch
+    return gpu_dispatch.apply_primitive(primitive, args, params)
   vals, avals = [], []
   foreign = None   # the caller's NumPy arrays among the arguments
   for i, x in enumerate(args):
@@ -154,7 +166,7 @@ def eager_binary(make_plan):
   _flag_caches.append(plans)
 
   def fast(x, y):
-    if _ctx.trace is not _eval_trace:
+    if _ctx.trace is not _eval_trace or _platforms_named:
       return None
     tx, ty = type(x), type(y)
     key = (x.aval if tx is Array else tx, y.aval if ty is Array else ty)
@@ -208,7 +220,7 @@ def eager_unary(make_plan):
   _flag_caches.append(plans)
 
   def fast(x):
-    if _ctx.trace is not _eval_trace:
+    if _ctx.trace is not _eval_trace or _platforms_named:
       return None
     plan = plans.get(x.aval)
     if plan is None:

@@ -10,7 +10,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import mesh_context
 from purejax._src import dtypes
-from purejax._src.array import place_on_mesh, wrap_numpy
+from purejax._src.array import Array, place_on_mesh, wrap_numpy
 from purejax._src.interpreters import ad
 
 
@@ -127,6 +127,10 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   if not isinstance(operand, (core.ArrayBase, np.ndarray, np.generic, bool, int, float,
                               complex)):
     dtypes.dtype(operand)   # JAX's "Cannot determine dtype of ..." TypeError
+  if type(operand) is Array and type(operand._value) is not np.ndarray:   # on a GPU
+    if operand.dtype == new_dtype and operand.aval.weak_type == weak_type:
+      return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
   value = _python_scalar_value(operand) if type(operand) in (int, float) else None
   if value is None:
     aval = core.get_aval(operand)

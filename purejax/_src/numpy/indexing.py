@@ -305,7 +305,8 @@ def expand_bool_indices(entries, shape):
       if concrete is None:
         raise errors.NonConcreteBooleanIndexError(value)
       value = concrete
-    value = np.asarray(value._value if isinstance(value, core.ArrayBase) else value)
+    value = np.asarray(core.concrete_numpy_value(value) if isinstance(value, core.ArrayBase)
+                       else value)
     if value.ndim == 0:
       out.append(Entry(bool(value), BOOLEAN, ()))
       continue

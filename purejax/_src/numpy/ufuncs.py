@@ -449,7 +449,7 @@ def _static_int(x):
   if isinstance(x, (int, np.integer)):
     return int(x)
   if isinstance(x, core.ArrayBase) and x.shape == () and _is_int(x):
-    return int(x._value)
+    return int(core.concrete_numpy_value(x))
   return None
 
 

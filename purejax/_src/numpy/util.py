@@ -308,7 +308,7 @@ def _dimension(d):
   if isinstance(d, core.ArrayBase):
     if d.shape != () or not dtypes.issubdtype(d.dtype, np.integer):
       return None
-    return int(d._value)
+    return int(core.concrete_numpy_value(d))
   try:
     return operator.index(d)
   except TypeError:
@@ -370,5 +370,5 @@ def concrete_or_error(value, context):
       raise errors.ConcretizationTypeError(value, context + value._trace.describe_dependence(value))
     return concrete
   if isinstance(value, core.ArrayBase):
-    return value._value
+    return core.concrete_numpy_value(value)
   return value
