@@ -511,6 +511,20 @@ def test_dot_general_dtypes_and_preferred_element_type():
   assert lax.Precision("highest") is lax.Precision.HIGHEST
 
 
+def test_float_product_with_an_integer_result_under_jit():
+  """Float operands, preferred_element_type=int32: the float product
+  converted (as JAX, eager and jitted), not a product of truncated operands."""
+  dn = (([1], [1]), ([], []))
+  a, b = np.float32([[1.5, 2.7, -1.5]]), np.float32([[3.5, 1.2, 2.2]])
+  want = np.trunc(a.astype(np.float64) @ b.T.astype(np.float64)).astype(np.int32)   # 5
+  f = lambda x, y: lax.dot_general(x, y, dn, preferred_element_type=np.int32)
+  with config.override("purejax_compile_sync", True):
+    for backend in ("cpu", "numpy"):
+      with config.override("purejax_backend", backend):
+        np.testing.assert_array_equal(jit(f)(a, b), want)
+  np.testing.assert_array_equal(f(a, b), want)
+
+
 def test_dynamic_slice_with_traced_indices_is_clamped():
   f = jit(lambda x, i, j: lax.dynamic_slice(x, (i, j, 0), (1, 2, 4)))
   np.testing.assert_array_equal(f(X, 1, 1), X[1:2, 1:3])

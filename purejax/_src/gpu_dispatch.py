@@ -15,6 +15,7 @@ import numpy as np
 from purejax._src import core, debug_nans, dtypes
 from purejax._src.array import Array, _new
 from purejax._src.backends.cuda import gpu_runtime
+from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from purejax._src.devices import SingleDeviceSharding, default_device, gpu_list
 
 
@@ -93,18 +94,17 @@ _eager = {}   # (primitive, avals, params) -> one-equation closed jaxpr
 
 
 def apply_primitive(primitive, args, params):
-  """``primitive`` applied eagerly to arguments some of which are on a GPU."""
+  """``primitive`` applied eagerly on the GPU (some argument is there, or
+  the GPU is the default device)."""
   avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
   try:
     key = (primitive, avals, tuple(sorted(params.items())))
     hash(key)
-  except TypeError:   # unhashable params: traced each time
+  except TypeError:   # unhashable params: made each time
     key = None
   closed = _eager.get(key) if key is not None else None
   if closed is None:
-    from purejax._src import pjit
-    closed, consts = pjit.trace_closed(lambda *xs: _as_list(primitive, xs, params), avals)
-    assert not consts
+    closed = _one_equation(primitive, avals, params)
     if key is not None:
       _eager[key] = closed
   outs = run_jitted(closed, args)
@@ -114,6 +114,10 @@ def apply_primitive(primitive, args, params):
   return outs if primitive.multiple_results else outs[0]
 
 
-def _as_list(primitive, xs, params):
-  out = primitive.bind(*xs, **params)
-  return list(out) if primitive.multiple_results else [out]
+def _one_equation(primitive, avals, params):
+  """The jaxpr applying ``primitive`` once to inputs of ``avals``."""
+  out = primitive.eval_avals(avals, params)
+  invars = [Var(a) for a in avals]
+  outvars = [Var(a) for a in (out if primitive.multiple_results else [out])]
+  eqn = JaxprEqn(invars, outvars, primitive, params)
+  return ClosedJaxpr(Jaxpr([], invars, outvars, [eqn]), [])

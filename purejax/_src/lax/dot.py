@@ -297,13 +297,18 @@ def widened_product(primitive, lhs, rhs, params):
 
 def _product_c_expansion(lhs, rhs, **params):
   """The products BLAS cannot take.  Floats: ``widened_product``.
-  Integers: operands converted to the result's type and multiplied
+  Float operands and an integer result: the float product, converted (as
+  the eager implementation).  Integers: operands converted to the result's type and multiplied
   elementwise, then summed over the contracted axes (wrapping as the type
   does), which compiles to one loop nest.  Booleans: the same in int32,
   then "any"."""
   out_dtype = np.dtype(params["preferred_element_type"] or lhs.aval.dtype)
   if out_dtype.kind in "fc" or out_dtype == dtypes.bfloat16:
     return widened_product(dot_general_p, lhs, rhs, params)
+  compute = _compute_dtype(lhs.aval.dtype, rhs.aval.dtype, params["preferred_element_type"])
+  if compute.kind in "fc":   # float operands, an integer result: a float product, converted
+    return _convert(widened_product(dot_general_p, lhs, rhs,
+                                    dict(params, preferred_element_type=compute)), out_dtype)
   acc = np.dtype(np.int32) if out_dtype == np.bool_ else out_dtype
   return _convert(_summed_products(_convert(lhs, acc), _convert(rhs, acc),
                                    params["dimension_numbers"]), out_dtype)
