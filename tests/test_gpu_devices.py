@@ -226,3 +226,43 @@ def test_control_flow_runs_its_bodies_on_the_device(gpu):
   for g, w in zip(got, want):   # tanh: within an ulp or two on a real GPU
     assert g.device == jax.devices()[0]
     np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=3e-7, atol=3e-7)
+
+
+@needs_cc
+def test_a_default_gpu_runs_everything(fake):
+  """With the GPU first in JAX_PLATFORMS, eager operations and jitted
+  calls on host data (Python numbers, NumPy arrays, keys) run there, with
+  the CPU's results and random bits."""
+  def program():
+    k1, k2 = jax.random.split(jax.random.key(0))
+    return [jax.random.normal(k1, (100,)), jax.random.randint(k2, (9,), 0, 50),
+            jnp.ones(3) + 2, jax.jit(lambda a: a * 2)(np.arange(3.0)),
+            jax.grad(lambda w: jnp.sum(jnp.sin(w) ** 2))(jnp.arange(3.0))]
+  on_gpu = program()
+  for x in on_gpu:
+    assert x.device == jax.devices()[0] and isinstance(x._v, fake.ndarray)
+  with config.override("jax_platforms", "cpu"):
+    on_cpu = program()
+  for g, c in zip(on_gpu[:4], on_cpu):   # random bits and arithmetic: the same
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(c))
+  # sin: the C library's, scalar or vectorized (within an ulp or two)
+  np.testing.assert_allclose(np.asarray(on_gpu[4]), np.asarray(on_cpu[4]), rtol=3e-7)
+
+
+@needs_cc
+def test_what_has_no_gpu_kernel_runs_on_the_host_with_a_warning(fake, monkeypatch):
+  from purejax._src.backends.cuda import runner
+  monkeypatch.setattr(runner, "_warned", set())
+  a = np.array([1 + 2j, -0.5j], np.complex64)
+  x = jnp.asarray(a)
+  with pytest.warns(RuntimeWarning, match="complex numbers are unsupported on the GPU"):
+    out = jax.jit(lambda v: jnp.exp(v) * 2)(x)
+  assert out.device == jax.devices()[0] and isinstance(out._v, fake.ndarray)
+  np.testing.assert_allclose(np.asarray(out), np.exp(a.astype(np.complex128)) * 2, rtol=1e-6)
+
+
+def test_an_escaped_tracer_used_on_the_gpu_raises_jax_error(fake):
+  leaked = []
+  jax.jit(lambda v: leaked.append(v) or v)(1.0)
+  with pytest.raises(jax.errors.UnexpectedTracerError):
+    leaked[0] + 1

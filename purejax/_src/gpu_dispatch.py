@@ -6,7 +6,7 @@ is how JAX runs eager operations too.
 The CPU paths reach here only through ``OnGpu``: ``array.dense_value``
 raises it for a GPU value, so the jit fast paths cost nothing more on the
 CPU.  Host inputs of a computation on a GPU are copied there; results stay
-on the GPU, committed to it.
+on the GPU, committed to it where an input was (as in JAX).
 """
 import weakref
 
@@ -55,35 +55,38 @@ def _value(x, aval):
   return np.asarray(x, aval.dtype)
 
 
-def _wrap(buffer, aval, index):
+def _wrap(buffer, aval, index, committed):
   if dtypes.is_extended(aval.dtype):   # key data, back as a key array
     from purejax._src.random.keys import PRNGKeyArray
     data = core.ShapedArray(buffer.shape, buffer.dtype)
-    return PRNGKeyArray(aval.dtype._impl, wrap_device(buffer, data, index))
-  return wrap_device(buffer, aval, index)
+    return PRNGKeyArray(aval.dtype._impl, wrap_device(buffer, data, index, committed))
+  return wrap_device(buffer, aval, index, committed)
 
 
-def wrap_device(buffer, aval, index):
-  """An Array of the device buffer ``buffer``, committed to GPU ``index``."""
+def wrap_device(buffer, aval, index, committed=True):
+  """An Array of the device buffer ``buffer`` (on GPU ``index``), committed
+  to it or not."""
   out = _new(Array)
   out._v = buffer
   out.aval = aval
-  out._sharding = SingleDeviceSharding(gpu_list()[index])
+  if committed:
+    out._sharding = SingleDeviceSharding(gpu_list()[index])
   return out
 
 
-def run_jitted(closed_jaxpr, inputs, rerun=None):
+def run_jitted(closed_jaxpr, inputs, rerun=None, check=True):
   """Runs a const-free closed jaxpr on the GPU its inputs are on (else on
   the default GPU): a list of Arrays there.  With ``jax_debug_nans`` &
-  co., the outputs are checked on the host; ``rerun``: the user's function
-  (see ``debug_nans.check_jit``)."""
+  co., the outputs are checked on the host (unless ``check`` is False);
+  ``rerun``: the user's function (see ``debug_nans.check_jit``)."""
   vals = [_value(x, a) for x, a in zip(inputs, closed_jaxpr.in_avals)]
   index = gpu_index(vals)
   if index is None:   # all on the host: on the default device (a GPU)
     index = default_device().id
   outs = executable(closed_jaxpr, index)(*vals)
-  results = [_wrap(b, a, index) for b, a in zip(outs, closed_jaxpr.out_avals)]
-  if debug_nans.enabled:
+  committed = any(getattr(x, "committed", False) for x in inputs)
+  results = [_wrap(b, a, index, committed) for b, a in zip(outs, closed_jaxpr.out_avals)]
+  if debug_nans.enabled and check:
     host = lambda v: v if type(v) is np.ndarray else gpu_runtime.to_host(v)   # noqa: E731
     debug_nans.check_jit(closed_jaxpr, [host(v) for v in vals], [host(b) for b in outs],
                          rerun)
@@ -96,6 +99,9 @@ _eager = {}   # (primitive, avals, params) -> one-equation closed jaxpr
 def apply_primitive(primitive, args, params):
   """``primitive`` applied eagerly on the GPU (some argument is there, or
   the GPU is the default device)."""
+  for x in args:
+    if isinstance(x, core.Tracer):   # a tracer that escaped its trace
+      raise core.escaped_tracer_error(x)
   avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
   try:
     key = (primitive, avals, tuple(sorted(params.items())))
@@ -107,8 +113,8 @@ def apply_primitive(primitive, args, params):
     closed = _one_equation(primitive, avals, params)
     if key is not None:
       _eager[key] = closed
-  outs = run_jitted(closed, args)
-  if debug_nans.enabled:
+  outs = run_jitted(closed, args, check=False)
+  if debug_nans.enabled:   # checked as one eager operation
     debug_nans.check_eager(primitive.name, [core.concrete_numpy_value(x) for x in args],
                            [core.concrete_numpy_value(o) for o in outs], primitive, params)
   return outs if primitive.multiple_results else outs[0]

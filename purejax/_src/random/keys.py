@@ -195,7 +195,7 @@ class PRNGKeyArray(core.ArrayBase):
 
   def __repr__(self):
     return (f"Array({self.shape}, dtype={self.dtype}) overlaying:\n"
-            f"{np.asarray(self._base._value)}")
+            f"{core.concrete_numpy_value(self._base)}")
 
   __str__ = __repr__
 

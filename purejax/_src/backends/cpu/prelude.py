@@ -202,7 +202,8 @@ static inline double pj_erf_inv(double x) {{
 """
 
 
-PRELUDE += _erf_inv_f64_source()
+_ERF_INV_F64 = _erf_inv_f64_source()
+PRELUDE += _ERF_INV_F64
 
 
 def vector_math_declarations():
@@ -369,4 +370,4 @@ PRELUDE += special_c.SOURCE
 
 # Portable C helpers (no libc calls but math.h's, no globals), in dependency
 # order: the CUDA backend's device prelude is built from these.
-PORTABLE = _MINMAX + _BITS + _EXP_LOG_TANH + _LOG1M + _ERF_INV_F32 + _HALF
+PORTABLE = _MINMAX + _BITS + _EXP_LOG_TANH + _LOG1M + _ERF_INV_F32 + _ERF_INV_F64 + _HALF

@@ -1,7 +1,7 @@
-"""The GPU backend's kernels: CUDA C from the C backend's fusion plan.
+"""The GPU backend: CUDA C kernels from the C backend's fusion plan, run
+through CuPy.
 
-Design (issue 22, points 3 and 5; devices, eager ops and library calls come
-later):
+Design:
 
 - ``kernels`` turns each Group of ``cpu.fusion.plan_jaxpr``'s plan into
   ``extern "C" __global__`` functions, from the same per-primitive
@@ -24,13 +24,20 @@ later):
   compiler (``cpu.toolchain``, its disk cache) and launches a kernel on
   NumPy arrays by looping over blocks and threads: every generated kernel
   runs in CI without a GPU.
-- ``runner`` runs a whole jaxpr through the plan in emulation (the internal
-  backend ``purejax_backend="cuda_emulation"``); host and native steps
-  (matrix products, control flow, sorts...) run on NumPy for now.
+- ``runner`` runs a whole jaxpr through the plan on a device: ``EMULATED``
+  (NumPy arrays; the internal backend ``purejax_backend="cuda_emulation"``)
+  or a ``CupyDevice``.  Steps outside the kernels run by their primitives'
+  NumPy implementations, on the device arrays where those use only
+  functions CuPy dispatches (``impl_on_gpu_arrays``: matrix products
+  through cuBLAS, layout steps), else on host copies; ``control_flow``
+  runs scan/while/cond bodies' GPU code from a host loop.  A plan with no
+  CUDA kernel for some group (complex numbers) runs on the host, warned.
+- ``gpu_runtime`` is the one module that touches CuPy: devices, transfers,
+  modules compiled by NVRTC (``--fmad=false``: no FMA contraction, as the
+  C backend; CuPy caches the compiled code on disk) and kernel launches.
+  Tests put a stand-in in its place (tests/fake_cupy.py).
 
-On a GPU the same module source is to be compiled once by NVRTC
-(``cupy.RawModule(code=source, options=("--std=c++17", "--fmad=false"))``:
-no FMA contraction, as the C backend) and each ``Launch`` run as
-``module.get_function(name)((grid,), (threads,), args)`` on CuPy arrays,
-scratch buffers allocated with ``cupy.empty``.  No CuPy code is here yet.
+``purejax._src.gpu_dispatch`` sends jitted calls and eager operations there
+when an argument lives on a GPU or the GPU is the default device
+(``JAX_PLATFORMS=cuda,cpu``; ``devices.py``).
 """

@@ -11,12 +11,15 @@ The GPU is a ``CupyDevice`` (CuPy arrays, kernels through NVRTC) or the
 ``EMULATED`` one (NumPy arrays, kernels through the system C++ compiler:
 the internal backend ``purejax_backend="cuda_emulation"``, for tests).
 """
+import warnings
+
 import numpy as np
 
 from purejax._src.backends import numpy_backend
 from purejax._src.backends.cpu import fusion
 from purejax._src.backends.cuda import control_flow, emulation, gpu_runtime
 from purejax._src.backends.cuda import module as cuda_module
+from purejax._src.backends.cuda.kernels import UnsupportedOnGpu
 from purejax._src.jaxpr import Literal
 
 
@@ -74,7 +77,10 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   if jaxpr.constvars:
     raise ValueError("compile_jaxpr takes a jaxpr whose constants are inputs")
   plan = fusion.plan_jaxpr(jaxpr)
-  mod = cuda_module.generate(plan)
+  try:
+    mod = cuda_module.generate(plan)
+  except UnsupportedOnGpu as e:
+    return _on_host(jaxpr, device, str(e))
   kernels = device.module(mod) if any(hasattr(s, "launches") for s in mod.steps) else None
   read = numpy_backend.read_vars(plan.jaxpr)
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
@@ -96,6 +102,31 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   run.source = mod.source
   run.module = mod
   run.plan = plan
+  return run
+
+
+_warned = set()
+
+
+def _on_host(jaxpr, device, reason):
+  """``jaxpr`` run by the NumPy backend on host copies of its inputs, its
+  results copied back: for what the GPU backend has no kernels for yet
+  (warned about once per reason)."""
+  if reason not in _warned:
+    _warned.add(reason)
+    warnings.warn(f"purejax: {reason}; such computations run on the host (NumPy) and "
+                  "their results are copied to the GPU.", RuntimeWarning, stacklevel=2)
+  run_numpy = numpy_backend.compile_jaxpr(jaxpr)
+
+  def run(*args):
+    host = [device.to_host(device.to_device(a, v.aval.dtype))
+            for v, a in zip(jaxpr.invars, args)]
+    return [device.to_device(o, v.aval.dtype) for o, v in zip(run_numpy(*host), jaxpr.outvars)]
+
+  run.source = None
+  run.module = None
+  run.plan = None
+  run.on_host = reason
   return run
 
 
