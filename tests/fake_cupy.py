@@ -18,6 +18,13 @@ from purejax._src.backends.cuda import emulation
 _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\(([^)]*)\)')
 
 
+def _supported(a):
+  """``a``, unless CuPy has no such dtype (bfloat16 and ml_dtypes' others)."""
+  if a.dtype.kind == "V":
+    raise TypeError(f"Unsupported dtype {a.dtype}")
+  return a
+
+
 class FakeCupy(types.SimpleNamespace):
   """A CuPy-like module with ``count`` GPUs."""
 
@@ -88,7 +95,7 @@ class FakeCupy(types.SimpleNamespace):
 
     def wrap(x):
       if isinstance(x, (np.ndarray, np.generic)):   # CuPy gives 0-d arrays, not scalars
-        return ndarray(np.asarray(x), fake.current)
+        return ndarray(_supported(np.asarray(x)), fake.current)
       if isinstance(x, (list, tuple)):
         return type(x)(wrap(v) for v in x)
       return x
@@ -98,16 +105,17 @@ class FakeCupy(types.SimpleNamespace):
 
     def array(value, dtype=None, copy=True):
       if isinstance(value, ndarray):
-        return ndarray(np.array(value._a, dtype=dtype), fake.current)
+        return ndarray(_supported(np.array(value._a, dtype=dtype)), fake.current)
       fake.transfers["to_device"] += 1
-      return ndarray(np.array(value, dtype=dtype), fake.current)
+      return ndarray(_supported(np.array(value, dtype=dtype)), fake.current)
 
     self.array = array
     self.asarray = lambda value, dtype=None: (
         value if isinstance(value, ndarray) and dtype in (None, value.dtype)
         else array(value, dtype))
     self.asnumpy = lambda a: a.get() if isinstance(a, ndarray) else np.asarray(a)
-    self.empty = lambda shape, dtype=float: ndarray(np.empty(shape, dtype), fake.current)
+    self.empty = lambda shape, dtype=float: ndarray(_supported(np.empty(shape, dtype)),
+                                                    fake.current)
 
     @contextlib.contextmanager
     def device(index):

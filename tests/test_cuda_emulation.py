@@ -257,10 +257,20 @@ def test_selected_through_jit():
   assert_same(expected, np.asarray(got))
 
 
-def test_complex_is_a_clear_error():
+def test_complex_runs_on_the_host_with_a_warning(monkeypatch):
+  """No CUDA kernel for complex numbers: generating one is a clear error,
+  and the runner runs such a jaxpr on the host, saying so once."""
+  from purejax._src.backends.cpu import fusion
+  from purejax._src.backends.cuda import module as cuda_module
   jaxpr, _ = trace(lambda z: [jnp.exp(z) * 2], np.ones(4, np.complex64))
   with pytest.raises(kernels.UnsupportedOnGpu, match="unsupported on the GPU backend"):
-    runner.compile_jaxpr(jaxpr)
+    cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+  monkeypatch.setattr(runner, "_warned", set())
+  with pytest.warns(RuntimeWarning, match="unsupported on the GPU backend; such computations "
+                    "run on the host"):
+    run = runner.compile_jaxpr(jaxpr)
+  z = np.array([1 + 1j, -2j, 0.5, 3], np.complex64)
+  np.testing.assert_allclose(run(z)[0], np.exp(z.astype(np.complex128)) * 2, rtol=1e-6)
 
 
 def test_partition_depends_on_shapes_only():

@@ -266,3 +266,17 @@ def test_an_escaped_tracer_used_on_the_gpu_raises_jax_error(fake):
   jax.jit(lambda v: leaked.append(v) or v)(1.0)
   with pytest.raises(jax.errors.UnexpectedTracerError):
     leaked[0] + 1
+
+
+@needs_cc
+def test_bfloat16_is_held_as_its_bits(gpu):
+  """CuPy has no bfloat16: buffers hold its bits (uint16), Arrays keep the
+  dtype, and kernels, transfers and host steps read them so."""
+  a = np.linspace(-3, 3, 24, dtype=np.float32).reshape(4, 6).astype(jnp.bfloat16)
+  x = jax.device_put(a, jax.devices()[0])
+  assert x.dtype == jnp.bfloat16 and x._v.dtype == np.uint16
+  np.testing.assert_array_equal(np.asarray(x), a)
+  f = jax.jit(lambda v: (v * 2 + 1, v.sum(0), jnp.sort(v, 1), v.T.reshape(3, 8)))
+  for got, want in zip(f(x), f(a)):
+    assert got.dtype == want.dtype and got.device == jax.devices()[0]
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -68,7 +68,7 @@ class ArrayImpl(core.ArrayBase):
     if type(v) is np.ndarray:
       return v
     from purejax._src.backends.cuda import gpu_runtime
-    return gpu_runtime.to_host(v)
+    return gpu_runtime.to_host(v, self.aval.dtype)
 
   def __array__(self, dtype=None, copy=None):
     if copy:

@@ -188,7 +188,8 @@ def concrete_numpy_value(x):
     if type(v) is np.ndarray:
       return v
     from purejax._src.backends.cuda import gpu_runtime   # on a GPU: a host copy
-    return gpu_runtime.to_host(v)
+    dtype = x.dtype if isinstance(x.dtype, np.dtype) else None   # (key data: as it is)
+    return gpu_runtime.to_host(v, dtype)
   aval = get_aval(x)
   return np.asarray(x, dtype=aval.dtype)
 

@@ -87,9 +87,8 @@ def run_jitted(closed_jaxpr, inputs, rerun=None, check=True):
   committed = any(getattr(x, "committed", False) for x in inputs)
   results = [_wrap(b, a, index, committed) for b, a in zip(outs, closed_jaxpr.out_avals)]
   if debug_nans.enabled and check:
-    host = lambda v: v if type(v) is np.ndarray else gpu_runtime.to_host(v)   # noqa: E731
-    debug_nans.check_jit(closed_jaxpr, [host(v) for v in vals], [host(b) for b in outs],
-                         rerun)
+    debug_nans.check_jit(closed_jaxpr, [core.concrete_numpy_value(x) for x in inputs],
+                         [core.concrete_numpy_value(r) for r in results], rerun)
   return results
 
 

@@ -48,7 +48,7 @@ def _while(params, device, body_of):
   def run(*args):
     cond_consts, body_consts = args[:n_cond], args[n_cond:n_cond + n_body]
     carry = args[n_cond + n_body:]
-    while bool(device.to_host(cond(*cond_consts, *carry)[0])):
+    while bool(device.to_host(cond(*cond_consts, *carry)[0], np.bool_)):
       carry = body(*body_consts, *carry)
     return list(carry)
   return run
@@ -58,7 +58,7 @@ def _cond(params, device, body_of):
   branches = [body_of(b) for b in params["branches"]]
 
   def run(index, *ops):
-    i = int(np.clip(device.to_host(index), 0, len(branches) - 1))
+    i = int(np.clip(device.to_host(index, np.int32), 0, len(branches) - 1))
     return branches[i](*ops)
   return run
 

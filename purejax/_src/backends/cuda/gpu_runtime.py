@@ -56,6 +56,14 @@ def device_kind(index):
   return name.decode() if isinstance(name, bytes) else str(name)
 
 
+def storage_dtype(dtype):
+  """The dtype of the device buffers holding values of ``dtype``: CuPy has
+  no bfloat16 (nor ml_dtypes' other types), so those are held as their
+  bits, unsigned integers of their size (the kernels read them so)."""
+  dtype = np.dtype(dtype)
+  return np.dtype(f"u{dtype.itemsize}") if dtype.kind == "V" else dtype
+
+
 def is_buffer(value):
   """Whether ``value`` is a device array (CuPy's ndarray)."""
   cp = cupy()
@@ -63,15 +71,21 @@ def is_buffer(value):
 
 
 def to_device(value, index):
-  """A copy of the host array ``value`` on GPU ``index``."""
+  """A copy of the host array ``value`` on GPU ``index`` (in its
+  ``storage_dtype``)."""
   cp = cupy()
+  value = np.asarray(value, order="C")
+  storage = storage_dtype(value.dtype)
   with cp.cuda.Device(index):
-    return cp.array(np.asarray(value, order="C"), copy=True)
+    return cp.array(value if storage == value.dtype else value.view(storage), copy=True)
 
 
-def to_host(buffer):
-  """The device array ``buffer`` copied to a read-only NumPy array."""
+def to_host(buffer, dtype=None):
+  """The device array ``buffer`` copied to a read-only NumPy array, of
+  ``dtype`` where the buffer holds that dtype's bits."""
   out = cupy().asnumpy(buffer)
+  if dtype is not None and out.dtype != dtype and storage_dtype(dtype) == out.dtype:
+    out = out.view(dtype)
   out.setflags(write=False)
   return out
 
@@ -79,7 +93,7 @@ def to_host(buffer):
 def empty(shape, dtype, index):
   cp = cupy()
   with cp.cuda.Device(index):
-    return cp.empty(shape, dtype)
+    return cp.empty(shape, storage_dtype(dtype))
 
 
 def synchronize(index):

@@ -35,7 +35,7 @@ class EmulatedDevice:
   def to_device(self, value, dtype):
     return np.asarray(value, dtype, order="C")   # (ascontiguousarray makes 0-d 1-d)
 
-  def to_host(self, buffer):
+  def to_host(self, buffer, dtype):
     return buffer
 
 
@@ -52,19 +52,20 @@ class CupyDevice:
     return gpu_runtime.empty(shape, dtype, self.index)
 
   def to_device(self, value, dtype):
-    """``value`` as a C-contiguous buffer of ``dtype`` on this GPU."""
+    """``value`` as a C-contiguous buffer for ``dtype`` on this GPU."""
     if not gpu_runtime.is_buffer(value) or value.device.id != self.index:
       if gpu_runtime.is_buffer(value):   # on another GPU
-        value = gpu_runtime.to_host(value)
+        value = gpu_runtime.to_host(value, dtype)
       return gpu_runtime.to_device(np.asarray(value, dtype), self.index)
-    if value.dtype != dtype:
-      value = value.astype(dtype)
+    storage = gpu_runtime.storage_dtype(dtype)
+    if value.dtype != storage:
+      value = value.astype(storage)
     if not value.flags.c_contiguous:   # a view made by a step on the device
       value = value.copy(order="C")
     return value
 
-  def to_host(self, buffer):
-    return gpu_runtime.to_host(buffer)
+  def to_host(self, buffer, dtype):
+    return gpu_runtime.to_host(buffer, dtype)
 
 
 EMULATED = EmulatedDevice()
@@ -119,7 +120,7 @@ def _on_host(jaxpr, device, reason):
   run_numpy = numpy_backend.compile_jaxpr(jaxpr)
 
   def run(*args):
-    host = [device.to_host(device.to_device(a, v.aval.dtype))
+    host = [device.to_host(device.to_device(a, v.aval.dtype), v.aval.dtype)
             for v, a in zip(jaxpr.invars, args)]
     return [device.to_device(o, v.aval.dtype) for o, v in zip(run_numpy(*host), jaxpr.outvars)]
 
@@ -154,12 +155,12 @@ def _host(step, env, read, device):
   copies, its results copied back."""
   eqn, native = step.eqn, step.native
   on_device = getattr(eqn.primitive, "impl_on_gpu_arrays", False)
-  fetch = (lambda b: b) if on_device else device.to_host
+  fetch = (lambda b, dtype: b) if on_device else device.to_host
 
   def operand(v):
     if type(v) is Literal:
       return device.to_device(v.val, v.aval.dtype) if on_device else v.val
-    return fetch(env[v])
+    return fetch(env[v], v.aval.dtype)
 
   args = []
   for i, v in enumerate(eqn.invars):
@@ -167,7 +168,7 @@ def _host(step, env, read, device):
       # A scatter's operand that broadcasts a scalar: made from the scalar.
       args.append(np.broadcast_to(operand(native.fill), v.aval.shape))
     elif native is not None and type(v) is not Literal and v not in env:
-      args.append(fetch(env[native.read(v)]).reshape(v.aval.shape))   # a same-layout view
+      args.append(fetch(env[native.read(v)], v.aval.dtype).reshape(v.aval.shape))   # a view
     else:
       args.append(operand(v))
   impl = numpy_backend.jit_impl(eqn.primitive, numpy_backend.used_outputs(eqn, read))
