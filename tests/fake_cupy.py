@@ -54,6 +54,16 @@ class FakeCupy(types.SimpleNamespace):
       flags = property(lambda self: self._a.flags)
       T = property(lambda self: ndarray(self._a.T, self.device.id))
 
+      # As CuPy's: a size-1 array converts to a Python scalar (a copy to the host).
+      def __bool__(self):
+        return bool(self.get())
+
+      def __int__(self):
+        return int(self.get())
+
+      def __float__(self):
+        return float(self.get())
+
       def get(self):
         fake.transfers["to_host"] += 1
         return self._a.copy()
@@ -67,7 +77,7 @@ class FakeCupy(types.SimpleNamespace):
         return _on_device(getattr(ufunc, method), args, kwargs)
 
       def __setitem__(self, index, value):
-        self._a[index] = unwrap(value)
+        self._a[unwrap(index)] = unwrap(value)
 
       def __getitem__(self, index):
         return _on_device(lambda a, i: a[i], (self, index), {})
@@ -82,6 +92,18 @@ class FakeCupy(types.SimpleNamespace):
       def __repr__(self):
         return f"fake_cupy.ndarray({self._a!r}, device={self.device.id})"
 
+    # Python's operators, as CuPy's arrays have them.
+    import operator
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+               "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne"):
+      fn = getattr(operator, op + "_" if op in ("and", "or") else op)
+      setattr(ndarray, f"__{op}__", lambda self, other, fn=fn: _on_device(fn, (self, other), {}))
+      setattr(ndarray, f"__r{op}__",
+              lambda self, other, fn=fn: _on_device(fn, (other, self), {}))
+    for op in ("neg", "pos", "invert", "abs"):
+      fn = getattr(operator, op)
+      setattr(ndarray, f"__{op}__", lambda self, fn=fn: _on_device(fn, (self,), {}))
+    ndarray.__hash__ = None
     self.ndarray = ndarray
 
     def unwrap(x):

@@ -163,11 +163,13 @@ def test_eager_operations_on_gpu_arrays_stay_on_the_gpu(gpu):
 @needs_cc
 def test_matrix_products_and_layout_steps_run_on_the_device(gpu):
   """Steps outside the kernels whose NumPy implementations CuPy arrays
-  dispatch (``impl_on_gpu_arrays``: dot_general, reshape, slice...) run on
-  the device arrays: nothing goes to the host."""
+  dispatch (``impl_on_gpu_arrays``: dot_general, reshape, slice, gather...)
+  run on the device arrays: nothing goes to the host."""
   rng = np.random.RandomState(1)
   a, b = rng.randn(4, 6).astype(np.float32), rng.randn(6, 3).astype(np.float32)
   f = jax.jit(lambda x, y: (jnp.tanh(x @ y), x[1, 2], x.reshape(3, 8)[0],
+                            x[jnp.array([3, 0, 3, -1])], x.at[jnp.array([1, 9])].get(
+                                mode="fill", fill_value=-7.0),
                             jnp.concatenate([x, x[::-1]]), x.T, jnp.flip(x, 1),
                             jnp.einsum("ij,jk->ik", x, y),
                             jnp.einsum("bji,bjk->bik", x.reshape(2, 2, 6), x.reshape(2, 2, 6))))
@@ -176,7 +178,8 @@ def test_matrix_products_and_layout_steps_run_on_the_device(gpu):
   outs = f(x, y)
   assert before is None or _counts(gpu)[1] == before[1]
   s = a.astype(np.float64).reshape(2, 2, 6)
-  want = [np.tanh(a.astype(np.float64) @ b), a[1, 2], a.reshape(3, 8)[0],
+  want = [np.tanh(a.astype(np.float64) @ b), a[1, 2], a.reshape(3, 8)[0], a[[3, 0, 3, -1]],
+          np.stack([a[1], np.full(6, -7.0, np.float32)]),
           np.concatenate([a, a[::-1]]), a.T, np.flip(a, 1), a.astype(np.float64) @ b,
           np.einsum("bji,bjk->bik", s, s)]
   for o, w in zip(outs, want):

@@ -409,7 +409,7 @@ class JitWrapped:
           raise OnGpu   # the default device is a GPU
         outs = _run_compiled(traced, inputs, rerun)
       except OnGpu:
-        return self._call_on_gpu(args, kwargs)
+        return self._call_on_gpu(args, kwargs, traced, split)
       if donated:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
       elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
@@ -427,10 +427,12 @@ class JitWrapped:
                          **_mesh_param(traced.ctx_mesh))
     return traced.out_tree.unflatten(outs)
 
-  def _call_on_gpu(self, args, kwargs):
-    """The call, run on the GPU an argument is on (``gpu_dispatch``)."""
+  def _call_on_gpu(self, args, kwargs, traced=None, split=None):
+    """The call, run on the GPU an argument is on, else on the default GPU
+    (``gpu_dispatch``)."""
     from purejax._src import gpu_dispatch
-    traced, split = self._get_traced(args, kwargs)
+    if traced is None:
+      traced, split = self._get_traced(args, kwargs)
     rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
     outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun)
     return traced.out_tree.unflatten(outs)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
@@ -214,24 +214,26 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes,
 def full_starts(indices, rank, index_map, operand_batching_dims, indices_batching_dims):
   """Each index row's start in every operand axis: an (n, rank) int64 array
   (batching axes start at the row's position along the paired index axis)."""
+  xp = array_namespace.of(indices)
   batch_shape = indices.shape[:-1]
   n = int(np.prod(batch_shape, dtype=np.int64))
-  starts = np.zeros((n, rank), np.int64)
+  starts = xp.zeros((n, rank), np.int64)
   if index_map:
     rows = indices.reshape(n, len(index_map))
     if rows.dtype == np.uint64:   # past int64: out of bounds all the same (not negative)
-      rows = np.minimum(rows, np.uint64(np.iinfo(np.int64).max))
+      rows = xp.minimum(rows, np.uint64(np.iinfo(np.int64).max))
     starts[:, list(index_map)] = rows.astype(np.int64)
   for od, idim in zip(operand_batching_dims, indices_batching_dims):
-    line = np.arange(batch_shape[idim]).reshape(
+    line = xp.arange(batch_shape[idim]).reshape(
         [-1 if a == idim else 1 for a in range(len(batch_shape))])
-    starts[:, od] = np.broadcast_to(line, batch_shape).reshape(n)
+    starts[:, od] = xp.broadcast_to(line, batch_shape).reshape(n)
   return starts
 
 
 def window_positions(shape, starts, window):
   """Flat positions (into ``shape``, C order) of each row's window: an
   int64 array of shape (n,) + window."""
+  xp = array_namespace.of(starts)
   strides = np.ones(len(shape), np.int64)
   for d in range(len(shape) - 2, -1, -1):
     strides[d] = strides[d + 1] * shape[d + 1]
@@ -240,13 +242,14 @@ def window_positions(shape, starts, window):
     axis = [1] * len(window)
     axis[d] = w
     offsets = offsets + (np.arange(w, dtype=np.int64) * strides[d]).reshape(axis)
-  base = starts @ strides if starts.size else np.zeros(starts.shape[0], np.int64)
+  strides, offsets = xp.asarray(strides), xp.asarray(offsets)
+  base = starts @ strides if starts.size else xp.zeros(starts.shape[0], np.int64)
   return base.reshape((-1,) + (1,) * len(window)) + offsets
 
 
 def in_bounds(starts, shape, window, index_map):
   """Rows whose windows lie inside the operand (in the indexed axes)."""
-  ok = np.ones(starts.shape[0], bool)
+  ok = array_namespace.of(starts).ones(starts.shape[0], bool)
   for d in index_map:
     ok &= (starts[:, d] >= 0) & (starts[:, d] <= shape[d] - window[d])
   return ok
@@ -254,7 +257,8 @@ def in_bounds(starts, shape, window, index_map):
 
 def clamp_starts(starts, shape, window):
   upper = np.maximum(np.array(shape, np.int64) - np.array(window, np.int64), 0)
-  return np.clip(starts, 0, upper) if starts.size else starts
+  return np.clip(starts, 0, array_namespace.of(starts).asarray(upper)) if starts.size \
+      else starts
 
 
 def result_order(out_rank, offset_dims):
@@ -274,11 +278,13 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
   starts = clamp_starts(starts, shape, slice_sizes)
   positions = window_positions(shape, starts, slice_sizes)
   flat = operand.reshape(-1)
-  out = flat[positions] if flat.size else np.zeros(positions.shape, operand.dtype)
-  if mode == GatherScatterMode.FILL_OR_DROP and not ok.all():
+  xp = array_namespace.of(operand)
+  out = flat[positions] if flat.size else xp.zeros(positions.shape, operand.dtype)
+  # (On a GPU, without asking whether any is out: that would wait for it.)
+  if mode == GatherScatterMode.FILL_OR_DROP and (xp is not np or not ok.all()):
     with np.errstate(invalid="ignore", over="ignore"):
       fill = np.array(fill_value if fill_value is not None else 0).astype(operand.dtype)
-    out[~ok] = fill
+    out[~ok] = fill[()]
   dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
   window = tuple(s for d, s in enumerate(slice_sizes) if d not in dropped)
   out = out.reshape(indices.shape[:-1] + window)
@@ -286,7 +292,9 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
   return np.transpose(out, order) if order != tuple(range(out.ndim)) else out
 
 
-gather_p = standard_primitive("gather", _gather_abstract_eval, _gather_impl)
+# impl_on_gpu_arrays: runs on CuPy's arrays as on NumPy's (see dot_general_p)
+gather_p = standard_primitive("gather", _gather_abstract_eval, _gather_impl,
+                              impl_on_gpu_arrays=True)
 gather_p.c_code = None
 
 
