@@ -283,3 +283,17 @@ def test_bfloat16_is_held_as_its_bits(gpu):
   for got, want in zip(f(x), f(a)):
     assert got.dtype == want.dtype and got.device == jax.devices()[0]
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_gpu_array_api(gpu):
+  a = np.arange(6, dtype=np.float32).reshape(2, 3)
+  x = jax.device_put(a, jax.devices()[0])
+  (shard,) = x.addressable_shards
+  assert shard.device == jax.devices()[0] and shard.index == (slice(None), slice(None))
+  np.testing.assert_array_equal(np.asarray(shard.data), a)
+  assert x.devices() == {jax.devices()[0]} and x.is_fully_replicated
+  assert x.block_until_ready() is x and x.unsafe_buffer_pointer() == x._v.data.ptr
+  import pickle
+  np.testing.assert_array_equal(np.asarray(pickle.loads(pickle.dumps(x))), a)
+  assert str(x) == str(a) and f"{x[0, 1]:.2f}" == "1.00" and len(x) == 2
+  assert [float(r[0]) for r in x] == [0.0, 3.0]

@@ -72,6 +72,8 @@ def shards(x):
   index_map = sharding.devices_indices_map(x.shape)
   value = x._value
   out = []
+  if type(value) is not np.ndarray:   # on one GPU: the shard is the array
+    return [Shard(device, sharding, x.shape, x) for device in sharding._device_assignment]
   for device in sharding._device_assignment:
     block = value[index_map[device]]
     data = with_sharding(wrap_numpy(block, x.aval.update(shape=block.shape)),
