@@ -38,12 +38,15 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     in place, reading the update from the buffer being written, so later
     elements get already overwritten values (seed 72's index program 19,
     ``--seed 72 --x64 --oracle jax --programs 600 --per-batch 20``; seed
-    73's index programs).  Emulated as that sequential copy.
+    73's index programs; seed 75's big program 6, on booleans).  Emulated
+    as that sequential copy.
 (f) Other algebraic simplifications XLA makes that change IEEE results:
     ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
     ``log(exp(x))`` is ``x`` (no overflow), ``log(pow(a, b))`` is
-    ``b * log(|a|)`` (a number for a negative ``a``), ``convert(bool) * x``
-    is a select (0, not NaN, for False * inf).
+    ``b * log(|a|)`` (a number for a negative ``a``), also inside
+    ``acosh(pow(a, b))``, which XLA takes as ``log(2) + log(y)`` for a
+    huge ``y`` (finite where pow overflows), ``convert(bool) * x`` is a
+    select (0, not NaN, for False * inf).
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
     argument they clamp to the end, as in purejax).
@@ -73,7 +76,10 @@ when ``v`` is an input).
     indices (a negative one first counted from the end of its own operand,
     one into a dimension of length 1 taken as 0) and clamping once against
     the outer operand (so a start that should clamp inside the inner window
-    reads past it); eager JAX and purejax clamp each slice.
+    reads past it); eager JAX and purejax clamp each slice.  Not emulated:
+    where the inner start is far out of range and the outer one negative,
+    XLA's merged start is not their sum (seed 75's index program 16: an
+    inner 508071211 and an outer -63 start at 0).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -210,6 +216,18 @@ def _sqrt_of_square(prod, shape):
   return np.broadcast_to(a, shape), same
 
 
+def _pow_source(prod):
+  """(a, b, spread) when ``prod`` made pow(a, b) (spread: identity), or a
+  broadcast of it (spread: that broadcast), else None."""
+  if prod[0] == "pow":
+    a, b = (np.asarray(v) for v in prod[2][:2])
+    return a, b, lambda x: x
+  if prod[0] == "broadcast_in_dim" and prod[3][0] and prod[3][0][0] == "pow":
+    a, b = (np.asarray(v) for v in prod[3][0][2][:2])
+    return a, b, lambda x: _broadcast_like(x, prod)
+  return None
+
+
 def _rewritten(eqn, vals, producers, fired):
   """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None."""
   if not eqn.outvars:
@@ -229,6 +247,17 @@ def _rewritten(eqn, vals, producers, fired):
       y = np.asarray(prods[0][2][0])
       fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
       return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
+    if name == "acosh" and kind == "f" and prods[0]:
+      source = _pow_source(prods[0])
+      if source is not None:
+        a, b, spread = source
+        y = np.asarray(vals[0])
+        huge = y >= np.sqrt(np.finfo(out.dtype).max)
+        if huge.any():
+          fired.add("acosh(pow(a, b)) is log(2) + b * log(|a|) for a huge pow")
+          big = spread((b * np.log(np.abs(a).astype(out.dtype))).astype(out.dtype))
+          return np.where(huge, np.log(np.asarray(2, out.dtype)) + big,
+                          np.arccosh(y)).astype(out.dtype)
     if name == "log" and kind == "f" and prods[0] and prods[0][0] == "pow":
       a, b = (np.asarray(v) for v in prods[0][2][:2])
       fired.add("log(pow(a, b)) is b * log(|a|)")
@@ -254,7 +283,7 @@ def _rewritten(eqn, vals, producers, fired):
     if dropped is not None:
       return dropped
     if name == "dynamic_update_slice":
-      seq = _in_place_update(vals)
+      seq = _in_place_update(vals, prods[1])
       if seq is not None:
         fired.add("dynamic_update_slice read its own operand while writing it")
         return seq
@@ -292,27 +321,70 @@ def _nan_dropping(eqn, vals, fired):
       eqn.outvars[0].aval.dtype)
 
 
-def _in_place_update(vals):
+def _in_place_update(vals, update_producer=None):
   """(m) XLA's in-place dynamic_update_slice whose update is made of the
   operand's own elements: written element by element in row-major order,
   each read from wherever it came from in the operand, by then perhaps
-  overwritten (each source taken as the first element of its value).  None
-  where an update element is not one of the operand's, and for integers and
-  booleans, whose few distinct values leave the sources unknown."""
+  overwritten.  The sources are found by replaying the layout steps that
+  made the update on the operand's flat indices (any dtype), else, for
+  floats, by value (each taken as the first element of its value).  None
+  where they are unknown."""
   x, update = np.asarray(vals[0]), np.asarray(vals[1])
-  if update.size == 0 or x.dtype.kind != "f":   # few distinct values: sources unknown
+  if update.size == 0:
     return None
-  first = {}
-  for i, v in enumerate(x.reshape(-1).tolist()):
-    first.setdefault(v, i)
-  sources = [first.get(v) for v in update.reshape(-1).tolist()]
-  if any(i is None for i in sources):
-    return None
+  sources = None
+  if update_producer is not None:
+    found = _sources(update_producer, vals[0])
+    sources = None if found is None else np.asarray(found).reshape(-1).tolist()
+  if sources is None:
+    if x.dtype.kind != "f":   # few distinct values: sources unknown by value
+      return None
+    first = {}
+    for i, v in enumerate(x.reshape(-1).tolist()):
+      first.setdefault(v, i)
+    sources = [first.get(v) for v in update.reshape(-1).tolist()]
+    if any(i is None for i in sources):
+      return None
   starts = _clamped_starts(vals[2:], update.shape, x.shape)
   out = x.copy().reshape(-1)
   for k, src in zip(np.ndindex(update.shape), sources):
     out[np.ravel_multi_index(tuple(s + i for s, i in zip(starts, k)), x.shape)] = out[src]
   return out.reshape(x.shape)
+
+
+def _layout_primitives():
+  from purejax._src.lax import slicing, split_tile, structural
+  prims = [structural.broadcast_in_dim_p, structural.reshape_p, structural.transpose_p,
+           structural.squeeze_p, structural.rev_p, structural.concatenate_p,
+           structural.copy_p, slicing.slice_p, slicing.dynamic_slice_p, split_tile.tile_p]
+  return {p.name: p for p in prims}
+
+
+_LAYOUT_STEPS = _layout_primitives()
+
+
+def _sources(producer, operand):
+  """The flat index into ``operand`` of each element of the value that
+  ``producer`` (name, params, operands, their producers) made by layout
+  steps from ``operand`` alone; None if it was made otherwise."""
+  name, params, vals, prods = producer
+  prim = _LAYOUT_STEPS.get(name)
+  if prim is None:
+    return None
+  args = []
+  for i, (v, p) in enumerate(zip(vals, prods)):
+    if name == "dynamic_slice" and i > 0:
+      args.append(v)   # a start index
+    elif v is operand:
+      args.append(np.arange(np.size(operand)).reshape(np.shape(operand)))
+    elif p is not None:
+      inner = _sources(p, operand)
+      if inner is None:
+        return None
+      args.append(inner)
+    else:
+      return None
+  return numpy_backend.jit_impl(prim)(*args, **params)
 
 
 def _all_padding(producer):

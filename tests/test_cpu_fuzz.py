@@ -187,6 +187,18 @@ def test_compare_within_a_bound():
   assert fuzz_bounds.compare(e, far, bound)[1].tolist() == [0, 3]
 
 
+def test_pow_of_a_negative_base_with_a_moving_exponent_is_unbounded():
+  """(-1334830)**(-1334830) is 0, (-1334830.1)**(-1334830.1) NaN: where the
+  base may be negative and the exponent carries an error, pow's result
+  is unbounded (seed 75's mixed program 16, after a dot product)."""
+  x = np.array([[-1334830.1, 5.708157]], np.float32)
+  closed = purejax.make_jaxpr(lambda x: jnp.power(x @ np.eye(2, dtype=np.float32),
+                                                  x @ np.eye(2, dtype=np.float32)))(x)
+  ((value, bound),) = fuzz_bounds.bounded_eval(closed.jaxpr, [x], consts=closed.consts)
+  assert np.isnan(value[0, 0]) and bound[0, 0] == np.inf
+  assert 0 < bound[0, 1] < 1e-3 * value[0, 1]
+
+
 def test_bounds_follow_the_program():
   """A transcendental result gets a few ulp; an exact chain on it keeps a
   proportional bound; an exact program gets none."""

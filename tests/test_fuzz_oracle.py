@@ -127,6 +127,10 @@ def _known(program, x64=False):
       "v = lax.dynamic_slice(w, (k, 1, 0, 1), (5, 1, 1, 1))"],
      {"x": np.arange(13 * 31 * 5, dtype=np.float32).reshape(13, 31, 1, 5), "s": np.int32(-4),
       "k": np.int32(4)}, False, "nested dynamic_slice"),
+    # XLA's acosh of a huge value is log(2) + log(y), and log(pow(a, b)) is
+    # b * log|a|: finite where pow overflows (seed 75's elementwise program 8)
+    (["v = jnp.arccosh(jnp.broadcast_to(x ** x, (2, 4)))"],
+     {"x": np.array([40.0, 50.5, 2.0, 16.5], np.float32)}, False, "acosh(pow(a, b))"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
@@ -230,3 +234,21 @@ def test_rsqrt_is_inexact_against_jax_only():
     assert any("rounding" in k for k in report.stats)
   finally:
     fuzz_bounds.against_jax(False)
+
+
+def test_in_place_update_of_booleans_is_known():
+  """(m) on booleans (seed 75's big program 6): the update's sources are
+  found by replaying its layout steps (jnp.resize) on indices."""
+  program = _program(
+      ["w = lax.dynamic_update_slice(y, jnp.resize(y, (144, 1)), (100, 3))",
+       "v = lax.convert_element_type(jnp.equal(lax.min(x, x), w), jnp.int8)",
+       "u = lax.integer_pow(v, 3)", "t = u > jnp.power(jnp.fmod(u, u), u)"],
+      {"x": make_input((163,), "bool", 466142118, "normal"),
+       "y": make_input((257, 1), "bool", 1362376714, "normal")}, ["v", "t"])
+  known, expected, got = _known(program)
+  assert fuzz_oracle.compare_oracle(expected[0], got[0])[0], "JAX no longer deviates here"
+  assert "read its own operand" in (known.explains(0, expected[0], got[0]) or "")
+  assert known.explains(0, expected[0], expected[0]) is None
+  wrong = got[0].copy()
+  wrong.reshape(-1)[0] = 7
+  assert known.explains(0, expected[0], wrong) is None
