@@ -111,7 +111,7 @@ class FakeCupy(types.SimpleNamespace):
         return x._a
       if isinstance(x, (list, tuple)):
         return type(x)(unwrap(v) for v in x)
-      if isinstance(x, np.ndarray) and x.ndim > 0:   # CuPy refuses host arrays
+      if isinstance(x, np.ndarray):   # CuPy refuses host arrays (0-d too; scalars pass)
         raise TypeError("Unsupported type <class 'numpy.ndarray'>")
       return x
 
@@ -173,6 +173,11 @@ class FakeCupy(types.SimpleNamespace):
 
     self.RawModule = RawModule
     self._on_device = _on_device
+    # CuPy's sorts are radix sorts: stable, and without a kind parameter
+    self.argsort = lambda a, axis=-1: _on_device(
+        lambda v: np.argsort(v, axis=axis, kind="stable"), (a,), {})
+    self.sort = lambda a, axis=-1: _on_device(
+        lambda v: np.sort(v, axis=axis, kind="stable"), (a,), {})
 
   def __getattr__(self, name):   # cupy.zeros, cupy.matmul...: NumPy's, on the device
     func = getattr(np, name)

@@ -11,6 +11,7 @@ import pytest
 
 import purejax as jax
 import purejax.numpy as jnp
+from purejax import lax
 from purejax._src.backends.cpu import toolchain
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.config import config
@@ -188,13 +189,25 @@ def test_matrix_products_and_layout_steps_run_on_the_device(gpu):
 
 
 @needs_cc
-def test_other_steps_go_through_the_host(gpu):
-  """A sort has no device implementation yet: right, and back on the GPU."""
-  a = np.random.RandomState(2).randn(50).astype(np.float32)
-  x = jax.device_put(a, jax.devices()[0])
-  out = jax.jit(lambda x: jnp.sort(x * 2))(x)
-  assert out.device == jax.devices()[0]
-  np.testing.assert_array_equal(np.asarray(out), np.sort(a * 2))
+def test_sorts_on_the_device(gpu):
+  """A one-key sort runs on the device (CuPy's stable sort of the keys
+  XLA's total order gives: -0.0 with 0.0, NaNs last); several keys go
+  through the host; both as on the CPU."""
+  a = np.random.RandomState(2).randn(6, 50).astype(np.float32)
+  a[0, :5] = [np.nan, -0.0, 0.0, -np.inf, np.nan]
+  b = np.random.RandomState(3).randint(0, 4, (6, 50)).astype(np.int32)
+  f = jax.jit(lambda x, k: (jnp.sort(x * 2, axis=1), jnp.argsort(x, axis=0, stable=True),
+                            lax.sort((k, x), num_keys=2)))
+  want = f(a, b)
+  x, k = jax.device_put(a, jax.devices()[0]), jax.device_put(b, jax.devices()[0])
+  before = _counts(gpu)
+  one_key = jax.jit(lambda x: (jnp.sort(x * 2, axis=1), jnp.argsort(x, axis=0, stable=True)))
+  got = one_key(x)
+  assert before is None or _counts(gpu)[1] == before[1]
+  got = list(got) + [f(x, k)[2]]
+  for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+    assert g.device == jax.devices()[0]
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
 def test_arguments_on_two_gpus_are_refused(fake):
@@ -208,7 +221,6 @@ def test_arguments_on_two_gpus_are_refused(fake):
 def test_control_flow_runs_its_bodies_on_the_device(gpu):
   """scan, while_loop and cond run their bodies' GPU code from a host loop:
   only a while's condition and a cond's index come back to the host."""
-  from purejax import lax
   a = np.random.RandomState(3).randn(10, 4).astype(np.float32)
 
   def f(x):

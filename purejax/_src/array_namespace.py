@@ -16,3 +16,9 @@ def of(*arrays):
       if gpu_runtime.is_buffer(a):
         return gpu_runtime.cupy()
   return np
+
+
+def contiguous(x):
+  """``x`` C-contiguous, NumPy's or CuPy's (``np.ascontiguousarray`` takes
+  only NumPy's)."""
+  return x if x.flags.c_contiguous else x.copy(order="C")

@@ -9,7 +9,7 @@ import enum
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.config import config
 from purejax._src.interpreters import ad
@@ -197,12 +197,6 @@ def _as_batched_matrices(x, batch, free, contract, contract_last):
   return np.transpose(x, order).reshape(sizes)
 
 
-def _contiguous(x):
-  """``x`` C-contiguous (a NumPy or a CuPy array: np.ascontiguousarray
-  would refuse CuPy's)."""
-  return x if x.flags.c_contiguous else x.copy(order="C")
-
-
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                       out_sharding):
   (lc, rc), (lb, rb) = dimension_numbers
@@ -220,7 +214,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
     if a.shape[0] == 1:
       out = np.matmul(a[0], b[0])
     else:
-      out = np.matmul(_contiguous(a), _contiguous(b))
+      out = np.matmul(array_namespace.contiguous(a), array_namespace.contiguous(b))
   shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lf)
            + tuple(rhs.shape[d] for d in rf))
   return _convert_impl(out.reshape(shape), new_dtype=out_dtype, weak_type=False)

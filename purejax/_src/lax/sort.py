@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
@@ -32,10 +32,10 @@ def _unsigned_view(x):
 
 def _float_key(x, standardize):
   """Unsigned integers ordered like ``x`` in XLA's total order."""
-  if standardize:
-    x = np.where(x == 0, np.zeros((), x.dtype), x)
-    x = np.where(np.isnan(x), np.array(np.nan, x.dtype), x)
-  u, bits = _unsigned_view(np.ascontiguousarray(x))
+  if standardize:   # (scalars, not 0-d arrays: CuPy's arrays take those)
+    x = np.where(x == 0, x.dtype.type(0), x)
+    x = np.where(np.isnan(x), x.dtype.type(np.nan), x)
+  u, bits = _unsigned_view(array_namespace.contiguous(x))
   sign = u.dtype.type(1) << u.dtype.type(bits - 1)
   # Negative floats order backwards by magnitude: flip all their bits; set
   # the sign bit of the others so that they come after.
@@ -56,7 +56,10 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
   for x in operands[:num_keys]:
     keys.extend(_keys_of(x, standardize=True))
   if len(keys) == 1:
-    order = np.argsort(keys[0], axis=dimension, kind="stable")
+    if array_namespace.of(keys[0]) is np:
+      order = np.argsort(keys[0], axis=dimension, kind="stable")
+    else:   # CuPy's argsort: a radix sort, stable
+      order = array_namespace.of(keys[0]).argsort(keys[0], axis=dimension)
   else:
     # np.lexsort is stable and takes the primary key last.
     order = np.lexsort(keys[::-1], axis=dimension)
@@ -77,8 +80,14 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
   return list(avals)
 
 
+def _sorts_on_gpu_arrays(eqn):
+  """One key that is not complex: the GPU backend sorts on the device
+  (``impl_on_gpu_arrays``, see dot_general_p)."""
+  return eqn.params["num_keys"] == 1 and np.dtype(eqn.invars[0].aval.dtype).kind != "c"
+
+
 sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_impl,
-                            multiple_results=True)
+                            multiple_results=True, impl_on_gpu_arrays=_sorts_on_gpu_arrays)
 sort_p.c_code = None
 
 
