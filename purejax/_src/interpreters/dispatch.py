@@ -27,13 +27,14 @@ _flag_caches = []
 _debug_special = False
 
 
-_platforms_named = False   # JAX_PLATFORMS set: the default device may be a GPU
+_platforms_named = False   # JAX_PLATFORMS names a GPU: the default device may be one
 
 
 def _on_config_change():
   global _debug_special, _platforms_named
   _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
-  _platforms_named = bool(config.jax_platforms)
+  names = (config.jax_platforms or "").replace(" ", "").split(",")
+  _platforms_named = "cuda" in names or "gpu" in names
   for cache in _flag_caches:
     cache.clear()
 
