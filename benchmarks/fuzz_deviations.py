@@ -72,14 +72,13 @@ when ``v`` is an input).
 (i) XLA divides by a broadcast value by multiplying with its reciprocal,
     computed once and flushed when subnormal: ``x / broadcast(1.13e38)`` is
     0 in JAX, not ``x / 1.13e38``.
-(h) XLA merges a dynamic_slice of a dynamic_slice into one, adding the start
-    indices (a negative one first counted from the end of its own operand,
-    one into a dimension of length 1 taken as 0) and clamping once against
-    the outer operand (so a start that should clamp inside the inner window
-    reads past it); eager JAX and purejax clamp each slice.  Not emulated:
-    where the inner start is far out of range and the outer one negative,
-    XLA's merged start is not their sum (seed 75's index program 16: an
-    inner 508071211 and an outer -63 start at 0).
+(h) XLA merges a dynamic_slice of a dynamic_slice into one: the inner start
+    clamped to [0, n - outer size] (n: the inner operand's dimension, not
+    to the room the inner window leaves), plus the outer start unclamped,
+    the sum clamped once against the operand (a start into a dimension of
+    length 1 taken as 0); eager JAX and purejax clamp each slice.  Checked
+    against JAX over starts of both signs (seeds 73 and 75's index
+    programs).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -297,13 +296,14 @@ def _rewritten(eqn, vals, producers, fired):
     if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
       inner = prods[0][2]
       x, starts = inner[0], inner[1:]
-      window = np.shape(vals[0])
-      # Negative starts count from the end (in each slice's own operand); a
-      # start into a dimension of length 1 can only be 0.
-      merged = [np.asarray((a + n if a < 0 else a) + (0 if w == 1 else (b + w if b < 0 else b)))
-                for a, b, n, w in zip((int(np.asarray(a)) for a in starts),
-                                      (int(np.asarray(b)) for b in vals[1:]),
-                                      np.shape(x), window)]
+      window, sizes = np.shape(vals[0]), eqn.params["slice_sizes"]
+      # The inner start clamped against the outer window's room in the
+      # whole operand, plus the outer start as it is; a start into a
+      # dimension of length 1 can only be 0.
+      merged = [np.asarray(min(max(a, 0), n - s) + (0 if w == 1 else b))
+                for a, b, n, w, s in zip((int(np.asarray(a)) for a in starts),
+                                         (int(np.asarray(b)) for b in vals[1:]),
+                                         np.shape(x), window, sizes)]
       fired.add("nested dynamic_slice merged")
       return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
   return None

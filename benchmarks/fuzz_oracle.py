@@ -8,7 +8,8 @@ on 64-bit types in both.  Where JAX itself deviates (fuzz_deviations.py:
 its less accurate cumulative sums, abs(x * x) simplified on wrapping ints,
 64-bit gather indices truncated, subnormals flushed), an output is accepted
 only as that deviation predicts, and counted.  JAX runs in a child process
-of its own: the programs on which JAX itself dies are counted apart.
+of its own: the programs on which JAX itself dies are counted apart, and
+so are the outputs it computes differently on repeated calls.
 """
 import ctypes
 import importlib.util
@@ -46,13 +47,35 @@ def _jax_function(programs):
   return batch_function(programs, _jax_namespace())
 
 
+class JaxOutputs(list):
+  """JAX's outputs; ``unstable``: the indices of those that JAX computed
+  differently on repeated calls of the same jitted function (XLA:CPU's
+  multithreaded reductions can race: the var of a large broadcast came
+  out 19.63, 29.1 and 33.3 on three calls)."""
+  unstable = ()
+
+
+_CALLS = 3
+
+
 def run_jax(programs, x64):
   import jax
   jax.config.update("jax_enable_x64", bool(x64))
   args = [a for p in programs for a in p.arrays()]
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    return [np.asarray(o) for o in jax.jit(_jax_function(programs))(*args)]
+    f = jax.jit(_jax_function(programs))
+    runs = [[np.asarray(o) for o in f(*args)] for _ in range(_CALLS)]
+  out = JaxOutputs(runs[0])
+  out.unstable = tuple(k for k, o in enumerate(out)
+                       if not all(_same_bits(o, r[k]) for r in runs[1:]))
+  return out
+
+
+def _same_bits(a, b):
+  if a.dtype.kind in "fc":
+    return a.tobytes() == b.tobytes() or bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+  return np.array_equal(a, b)
 
 
 def run_jax_apart(programs, x64):
@@ -177,8 +200,12 @@ def check_batch_oracle(programs, x64=False):
     return report
   where = [(i, j) for i, p in enumerate(programs) for j in range(len(p.outputs))]
   known = _KnownDeviations(jaxpr, args, x64)
+  unstable = getattr(expected, "unstable", ())
   for k, ((i, j), e, g) in enumerate(zip(where, expected, got)):
     report.stats["outputs"] += 1
+    if k in unstable:
+      report.stats["outputs JAX computed differently on repeated calls (not compared)"] += 1
+      continue
     e, g = np.asarray(e), np.asarray(g)
     message, idx = compare_oracle(e, g)
     deviation = known.explains(k, e, g) if message and idx is not None and idx.size else None

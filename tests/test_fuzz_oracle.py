@@ -131,6 +131,12 @@ def _known(program, x64=False):
     # b * log|a|: finite where pow overflows (seed 75's elementwise program 8)
     (["v = jnp.arccosh(jnp.broadcast_to(x ** x, (2, 4)))"],
      {"x": np.array([40.0, 50.5, 2.0, 16.5], np.float32)}, False, "acosh(pow(a, b))"),
+    # ... the inner start clamped for the outer window only, the outer one
+    # added as it is (seed 75's index program 16)
+    (["w = lax.dynamic_slice(x, (0, a, a, -4), (1, 5, 7, 4))",
+      "v = lax.dynamic_slice(w, (b, b, b, a), (1, 2, 3, 2))"],
+     {"x": np.arange(7 * 8 * 7, dtype=np.float32).reshape(1, 7, 8, 7),
+      "a": np.int32(508071211), "b": np.int32(-63)}, False, "nested dynamic_slice"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
@@ -255,13 +261,28 @@ def test_in_place_update_of_booleans_is_known():
 
 
 def test_sums_are_bounded_as_any_order_against_jax():
-  """XLA:CPU's float sums are not pairwise (seed 77's reduce program 14:
-  the var of 157976 small integers is 220 eps off in JAX)."""
-  program = _program(["v = jnp.var(jnp.broadcast_to(x, (7, 7, 31, 8, 13)))"],
-                     {"x": np.array([[[1, 0, 3, 7, 0, 2, 5, 14, 3, 6, 0, 13, 4]]], np.int32)},
+  """XLA:CPU's float sums are not pairwise: its var of a 2000-row broadcast
+  of small integers is off by more than pairwise summation's bound."""
+  program = _program(["v = jnp.var(jnp.broadcast_to(x, (2000, 13)))"],
+                     {"x": np.array([[1, 0, 3, 7, 0, 2, 5, 14, 3, 6, 0, 13, 4]], np.int32)},
                      ["v"])
   report = fuzz_oracle.check_batch_oracle([program])
-  assert not report.failures
+  assert not report.failures, report.failures
   exact = np.var(np.array([1, 0, 3, 7, 0, 2, 5, 14, 3, 6, 0, 13, 4], np.float64))
   known, (e,), (g,) = _known(program)
-  assert abs(float(g) - exact) < 1e-5 * exact   # purejax's sum is pairwise-accurate
+  assert abs(float(g) - exact) < 1e-6 * exact   # purejax's sum is pairwise-accurate
+
+
+def test_outputs_jax_computes_differently_on_repeated_calls_are_set_apart(monkeypatch):
+  """JAX's jitted var of a large broadcast (seed 77's reduce program 14)
+  differs between calls (XLA:CPU's threads race); such outputs are counted
+  and not compared."""
+  outputs = fuzz_oracle.JaxOutputs([np.float32(1.0), np.float32(2.0)])
+  outputs.unstable = (1,)
+  monkeypatch.setattr(fuzz_oracle, "run_jax_apart", lambda programs, x64: ("ok", outputs))
+  program = _program(["v = x * 0 + 1", "w = x * 0 + 3"], {"x": np.float32(5.0)}, ["v", "w"])
+  report = fuzz_oracle.check_batch_oracle([program])
+  assert not report.failures
+  assert report.stats["outputs JAX computed differently on repeated calls (not compared)"] == 1
+  outputs.unstable = ()
+  assert fuzz_oracle.check_batch_oracle([program]).failures   # 3 is not 2
