@@ -309,3 +309,17 @@ def test_gpu_array_api(gpu):
   np.testing.assert_array_equal(np.asarray(pickle.loads(pickle.dumps(x))), a)
   assert str(x) == str(a) and f"{x[0, 1]:.2f}" == "1.00" and len(x) == 2
   assert [float(r[0]) for r in x] == [0.0, 3.0]
+
+
+@needs_cc
+def test_unfunctionalized_check_on_a_default_gpu(fake):
+  from purejax.experimental import checkify
+
+  def f(x):
+    checkify.check(x > 0, "x must be positive, got {x}", x=x)
+    return x + 1
+  with pytest.raises(checkify.JaxRuntimeError, match="x must be positive, got -1.0"):
+    f(jnp.float32(-1.0))
+  assert float(f(jnp.float32(1.0))) == 2.0
+  with pytest.raises(ValueError, match="Cannot abstractly evaluate a checkify.check"):
+    jax.jit(f)(jnp.float32(-1.0))

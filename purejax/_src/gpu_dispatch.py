@@ -42,6 +42,8 @@ def executable(closed_jaxpr, index):
   if exe is None:
     from purejax._src import backends
     from purejax._src.interpreters import partial_eval as pe
+    from purejax._src.pjit import _refuse_unstaged
+    _refuse_unstaged(closed_jaxpr.jaxpr)   # what no compiler takes, as on the CPU
     exe = per_gpu[index] = backends.compile_jaxpr(pe.dce_jaxpr(closed_jaxpr.jaxpr), "cuda",
                                                   device_index=index)
   return exe
@@ -101,6 +103,16 @@ def apply_primitive(primitive, args, params):
   for x in args:
     if isinstance(x, core.Tracer):   # a tracer that escaped its trace
       raise core.escaped_tracer_error(x)
+  if getattr(primitive, "unstaged_error", None) is not None:
+    # What no compiler takes (an unfunctionalized checkify.check) runs as
+    # it is, on the host, as on the CPU.
+    from purejax._src.array import wrap_numpy
+    out = primitive.impl(*[core.concrete_numpy_value(x) for x in args], **params)
+    avals = primitive.eval_avals(tuple(x.aval if type(x) is Array else core.get_aval(x)
+                                       for x in args), params)
+    if primitive.multiple_results:
+      return [wrap_numpy(o, a) for o, a in zip(out, avals)]
+    return wrap_numpy(out, avals)
   avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
   try:
     key = (primitive, avals, tuple(sorted(params.items())))
