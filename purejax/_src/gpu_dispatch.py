@@ -95,6 +95,7 @@ def run_jitted(closed_jaxpr, inputs, rerun=None, check=True):
 
 
 _eager = {}   # (primitive, avals, params) -> one-equation closed jaxpr
+_MAX_EAGER = 4096   # entries kept (emptied when full)
 
 
 def apply_primitive(primitive, args, params):
@@ -103,17 +104,16 @@ def apply_primitive(primitive, args, params):
   for x in args:
     if isinstance(x, core.Tracer):   # a tracer that escaped its trace
       raise core.escaped_tracer_error(x)
+  avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
   if getattr(primitive, "unstaged_error", None) is not None:
     # What no compiler takes (an unfunctionalized checkify.check) runs as
     # it is, on the host, as on the CPU.
     from purejax._src.array import wrap_numpy
     out = primitive.impl(*[core.concrete_numpy_value(x) for x in args], **params)
-    avals = primitive.eval_avals(tuple(x.aval if type(x) is Array else core.get_aval(x)
-                                       for x in args), params)
+    out_avals = primitive.eval_avals(avals, params)
     if primitive.multiple_results:
-      return [wrap_numpy(o, a) for o, a in zip(out, avals)]
-    return wrap_numpy(out, avals)
-  avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
+      return [wrap_numpy(o, a) for o, a in zip(out, out_avals)]
+    return wrap_numpy(out, out_avals)
   try:
     key = (primitive, avals, tuple(sorted(params.items())))
     hash(key)
@@ -123,6 +123,8 @@ def apply_primitive(primitive, args, params):
   if closed is None:
     closed = _one_equation(primitive, avals, params)
     if key is not None:
+      if len(_eager) >= _MAX_EAGER:
+        _eager.clear()
       _eager[key] = closed
   outs = run_jitted(closed, args, check=False)
   if debug_nans.enabled:   # checked as one eager operation
