@@ -525,7 +525,17 @@ def _bitcast(ctx, args, ins, out, params):
   src, dst = ctype(ins[0]), ctype(out)
   if src == dst:
     return a
-  return f"({{ union {{ {src} s; {dst} d; }} c_ = {{ .s = {a} }}; c_.d; }})"
+  # Through the prelude's bit helpers (C and CUDA C++ alike; an integer
+  # cast between same-width integers keeps the bits).
+  if src == "float":
+    a = f"pj_bitsf({a})"
+  elif src == "double":
+    a = f"pj_bits({a})"
+  if dst == "float":
+    return f"pj_f_from_bits((uint32_t)({a}))"
+  if dst == "double":
+    return f"pj_from_bits((uint64_t)({a}))"
+  return f"(({dst})({a}))"
 
 
 def _complex_in(ins, out, params):
