@@ -309,16 +309,25 @@ def _rewritten(eqn, vals, producers, fired):
   return None
 
 
-def _nan_dropping(eqn, vals, fired):
-  """(e) A float max/min reduction holding a NaN, as NaN-dropping; else None."""
+def _nan_dropping(eqn, vals, fired, fill=None):
+  """(e) A float max/min reduction holding a NaN, as NaN-dropping (or with
+  its NaNs taken as ``fill``); else None."""
   name = eqn.primitive.name
   if name not in ("reduce_max", "reduce_min") or np.asarray(vals[0]).dtype.kind != "f" \
       or not np.isnan(vals[0]).any():
     return None
   fired.add("NaN dropped by a max/min reduction")
+  x = np.asarray(vals[0])
+  if fill is not None:
+    x = np.where(np.isnan(x), x.dtype.type(fill), x)
   fold = np.fmax if name == "reduce_max" else np.fmin
-  return fold.reduce(np.asarray(vals[0]), axis=tuple(eqn.params["axes"])).astype(
-      eqn.outvars[0].aval.dtype)
+  return fold.reduce(x, axis=tuple(eqn.params["axes"])).astype(eqn.outvars[0].aval.dtype)
+
+
+# emulate_jax's ``only`` modes for (e): NaNs in max/min reductions dropped,
+# or taken as +inf or -inf (XLA:CPU's vectorized max keeps or drops each
+# NaN by its place: an output depending on one is not predictable).
+NAN_MODES = {"nan": None, "nan:+inf": np.inf, "nan:-inf": -np.inf}
 
 
 def _in_place_update(vals, update_producer=None):
@@ -448,11 +457,12 @@ def _gather_indices(eqn, vals, fired):
 def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=None):
   """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(m) (only
   (d) with ``only="flush"``, only (e)'s NaN-dropping max/min with
-  ``only="nan"``), and what produced each (name, params, operands, their
+  ``only="nan"``, or with their NaNs as +inf or -inf with ``"nan:+inf"``,
+  ``"nan:-inf"``), and what produced each (name, params, operands, their
   producers); the names of the rules that changed something are added to
   ``fired``."""
   fired = set() if fired is None else fired
-  flush = (lambda x, _: np.asarray(x)) if only == "nan" else _flushed
+  flush = (lambda x, _: np.asarray(x)) if only in NAN_MODES else _flushed
   env = dict(zip(jaxpr.constvars, (np.asarray(c) for c in consts)))
   env.update(zip(jaxpr.invars, (flush(a, fired) for a in args)))
   producers = {v: p for v, p in zip(jaxpr.invars, arg_producers or []) if p}
@@ -463,7 +473,8 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
   for eqn in jaxpr.eqns:
     vals = [read(v) for v in eqn.invars]
     param = getattr(eqn.primitive, "call_jaxpr_param", None)
-    special = (None if only == "flush" else _nan_dropping(eqn, vals, fired) if only == "nan"
+    special = (None if only == "flush" else
+               _nan_dropping(eqn, vals, fired, NAN_MODES[only]) if only in NAN_MODES
                else _rewritten(eqn, vals, producers, fired))
     made = [None] * len(eqn.outvars)
     if special is not None:

@@ -286,3 +286,19 @@ def test_outputs_jax_computes_differently_on_repeated_calls_are_set_apart(monkey
   assert report.stats["outputs JAX computed differently on repeated calls (not compared)"] == 1
   outputs.unstable = ()
   assert fuzz_oracle.check_batch_oracle([program]).failures   # 3 is not 2
+
+
+def test_outputs_depending_on_a_nan_in_a_max_are_known():
+  """(e) XLA:CPU's vectorized max keeps or drops each NaN by its place:
+  the argmin of a max over a NaN-holding axis (seed 79's big program 12)
+  is accepted where purejax gives the plain value and any way of taking
+  the NaNs changes it."""
+  x = make_input((11, 2, 41, 47), "float32", 2042607049, "normal")
+  program = _program(["m = jnp.max(x, axis=-3, keepdims=True)", "v = jnp.argmin(m, axis=3)"],
+                     {"x": x}, ["v"])
+  known, (e,), (g,) = _known(program)
+  assert fuzz_oracle.compare_oracle(e, g)[0], "JAX no longer deviates here"
+  assert "NaN" in (known.explains(0, e, g) or "")
+  wrong = g.copy()
+  wrong.reshape(-1)[0] = 7 if wrong.reshape(-1)[0] != 7 else 8
+  assert known.explains(0, e, wrong) is None
