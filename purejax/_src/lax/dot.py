@@ -315,7 +315,7 @@ def _summed_products(lhs, rhs, dimension_numbers):
   (lc, rc), (lb, rb) = dimension_numbers
   lf = [d for d in range(lhs.aval.ndim) if d not in lc and d not in lb]
   rf = [d for d in range(rhs.aval.ndim) if d not in rc and d not in rb]
-  nb, nl, nr, nk = len(lb), len(lf), len(rf), len(lc)
+  nb, nl, nk = len(lb), len(lf), len(lc)
   # Both operands broadcast to (batch, lhs free, contracted, rhs free): the
   # sum over the middle axes runs along rows of the right operand, which
   # vectorizes over its free axes.
