@@ -16,9 +16,13 @@ export TF_CPP_MIN_LOG_LEVEL=3
   python -c "import numpy, cupy, jax; print(numpy.__version__, cupy.__version__, jax.__version__, jax.devices())"
   python -c "from purejax._src.backends.cuda import gpu_runtime as g; print('purejax sees', g.device_count(), 'GPU(s)')"
 } > "$out/machine.txt" 2>&1
-timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_devices.py \
-  tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
-echo "GPU tests: exit $?" >> "$out/machine.txt"
+if python -c "import pytest" 2>/dev/null; then
+  timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_devices.py \
+    tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
+  echo "GPU tests: exit $?" >> "$out/machine.txt"
+else
+  echo "GPU tests: not run (no pytest on this machine: carry a wheel)" >> "$out/machine.txt"
+fi
 timeout 240 python benchmarks/run.py --backends gpu,jax --no-parallel --out "$out" \
   > "$out/run.log" 2>&1
 echo "benchmarks: exit $?" >> "$out/machine.txt"
