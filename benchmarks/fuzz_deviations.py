@@ -61,6 +61,9 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     product of one term, which it makes a product): wrong where a signed
     int's square wraps to a negative number (``0 <= jnp.inner(x, x)`` of
     int8 ``[12]`` is True in JAX, False in NumPy and purejax) and for a NaN.
+    So ``abs(x) < 0``: False in JAX for the most negative int, whose abs
+    wraps (``1 % jnp.abs(x)``, whose sign fix reads it: seed 81's big
+    program 13).
 (b)-(m) are emulated by ``emulate_jax``, a NumPy-backend evaluation
 of the jaxpr with those rewrites, also inside the bodies of loops and
 conds (evaluated here step by step); an element is accepted where JAX gives
@@ -188,12 +191,13 @@ _SQUARE_VS_ZERO = {("ge", 0): True, ("le", 1): True, ("lt", 0): False, ("gt", 1)
 
 
 def _square_compared_with_zero(eqn, vals, prods, fired):
-  """(l) ``x * x >= 0`` (and its mirror images) folded to True."""
+  """(l) ``x * x >= 0`` and ``abs(x) >= 0`` (and their mirror images)
+  folded to True."""
   for i, p in enumerate(prods):
     folded = _SQUARE_VS_ZERO.get((eqn.primitive.name, i))
     if folded is None or p is None or np.any(np.asarray(vals[1 - i]) != 0):
       continue
-    same = _square_of(p, np.shape(vals[i]))
+    same = _xla_nonnegative(p, np.shape(vals[i]))
     if same is None:
       continue
     plain = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
@@ -202,6 +206,27 @@ def _square_compared_with_zero(eqn, vals, prods, fired):
       fired.add("comparison of a square with 0 folded")
     return np.where(same, folded, plain)
   return None
+
+
+def _xla_nonnegative(prod, shape):
+  """Where XLA takes the value ``prod`` made for >= 0 by its algebra: a
+  square, an abs, a select among such values and non-negative constants
+  (None: nowhere)."""
+  if prod is None:
+    return None
+  if prod[0] == "abs":
+    return np.ones(shape, bool)
+  if prod[0] == "select_n":
+    masks = []
+    for v, p in zip(prod[2][1:], prod[3][1:]):
+      mask = _xla_nonnegative(p, shape)
+      if mask is None:   # a constant (perhaps broadcast) that is >= 0
+        if (p is not None and p[0] != "broadcast_in_dim") or np.any(np.asarray(v) < 0):
+          return None
+        mask = np.ones(shape, bool)
+      masks.append(np.broadcast_to(mask, shape))
+    return np.logical_and.reduce(masks)
+  return _square_of(prod, shape)
 
 
 def _sqrt_of_square(prod, shape):
@@ -300,13 +325,32 @@ def _rewritten(eqn, vals, producers, fired):
       # The inner start clamped against the outer window's room in the
       # whole operand, plus the outer start as it is; a start into a
       # dimension of length 1 can only be 0.
-      merged = [np.asarray(min(max(a, 0), n - s) + (0 if w == 1 else b))
-                for a, b, n, w, s in zip((int(np.asarray(a)) for a in starts),
-                                         (int(np.asarray(b)) for b in vals[1:]),
-                                         np.shape(x), window, sizes)]
       fired.add("nested dynamic_slice merged")
-      return numpy_backend.jit_impl(eqn.primitive)(x, *merged, **eqn.params)
+      return _merged_slice(x, starts, window, vals[1:], sizes)
+    if name == "dynamic_slice" and prods[0] and prods[0][0] == "broadcast_in_dim" \
+        and prods[0][3][0] and prods[0][3][0][0] == "dynamic_slice":
+      # ... also through a broadcast, which XLA first moves after the slice
+      spread, inner = prods[0], prods[0][3][0]
+      window, dims = np.shape(spread[2][0]), spread[1]["broadcast_dimensions"]
+      sizes = eqn.params["slice_sizes"]
+      sub_sizes = [1 if w == 1 else sizes[d] for w, d in zip(window, dims)]
+      sub_starts = [0 if w == 1 else vals[1 + d] for w, d in zip(window, dims)]
+      piece = _merged_slice(inner[2][0], inner[2][1:], window, sub_starts, sub_sizes)
+      fired.add("nested dynamic_slice merged")
+      return numpy_backend.jit_impl(_BROADCAST)(piece, shape=tuple(sizes),
+                                                broadcast_dimensions=dims, sharding=None)
   return None
+
+
+def _merged_slice(x, starts, window, outer_starts, sizes):
+  """(h) The dynamic_slice of ``sizes`` at ``outer_starts`` of the slice of
+  ``x`` at ``starts`` (of shape ``window``), merged as XLA merges them."""
+  from purejax._src.lax.slicing import dynamic_slice_p
+  merged = [np.asarray(min(max(a, 0), n - s) + (0 if w == 1 else b))
+            for a, b, n, w, s in zip((int(np.asarray(a)) for a in starts),
+                                     (int(np.asarray(b)) for b in outer_starts),
+                                     np.shape(x), window, sizes)]
+  return numpy_backend.jit_impl(dynamic_slice_p)(x, *merged, slice_sizes=tuple(sizes))
 
 
 def _nan_dropping(eqn, vals, fired, fill=None):

@@ -137,6 +137,20 @@ def _known(program, x64=False):
       "v = lax.dynamic_slice(w, (b, b, b, a), (1, 2, 3, 2))"],
      {"x": np.arange(7 * 8 * 7, dtype=np.float32).reshape(1, 7, 8, 7),
       "a": np.int32(508071211), "b": np.int32(-63)}, False, "nested dynamic_slice"),
+    # ... also through a broadcast between them (seed 81's index program 9)
+    (["w = lax.dynamic_slice(x, (0, -4, x.reshape(-1)[218].astype(jnp.int32), 0), "
+      "(2, 4, 1, 1))",
+      "u = lax.broadcast_in_dim(w, (16, 2, 4, 1, 4), (1, 2, 3, 4))",
+      "v = lax.dynamic_slice(u, (y[9].astype(jnp.int32), x.reshape(-1)[274].astype(jnp.int32), "
+      "-1, 100, 3), (14, 1, 3, 1, 1))"],
+     {"x": make_input((16, 16, 3, 3), "uint32", 1136394692, "small"),
+      "y": np.array([5, 0, 7, 2, 11, 2, 1, 6, 4, 0, 7, 6], np.uint32)}, False,
+     "nested dynamic_slice"),
+    # ... and abs(x) < 0 to False, also for the most negative int (seed 81's
+    # big program 13: the sign fix of a remainder by it)
+    (["v = jnp.sign(y) % jnp.abs(x)"],
+     {"x": np.array([-2**31, 7, -3], np.int32), "y": np.array([12, 0, 5], np.uint8)}, False,
+     "comparison of a square with 0"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
