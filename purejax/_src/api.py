@@ -405,8 +405,8 @@ class JitWrapped:
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
       try:
-        if config.jax_platforms and _devices.default_device() is not _devices.CPU:
-          raise OnGpu   # the default device is a GPU
+        if _devices.gpu_is_default():
+          raise OnGpu
         outs = _run_compiled(traced, inputs, rerun)
       except OnGpu:
         return self._call_on_gpu(args, kwargs, traced, split)

@@ -185,11 +185,7 @@ def concrete_numpy_value(x):
   """``x`` as a canonical-dtype NumPy array (x must be concrete)."""
   if isinstance(x, ArrayBase):
     v = x._value
-    if type(v) is np.ndarray:
-      return v
-    from purejax._src.backends.cuda import gpu_runtime   # on a GPU: a host copy
-    dtype = x.dtype if isinstance(x.dtype, np.dtype) else None   # (key data: as it is)
-    return gpu_runtime.to_host(v, dtype)
+    return v if type(v) is np.ndarray else x._host   # on a GPU: a host copy
   aval = get_aval(x)
   return np.asarray(x, dtype=aval.dtype)
 

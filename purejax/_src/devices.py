@@ -95,10 +95,15 @@ def _platform_names():
   return [n.strip() for n in text.split(",") if n.strip()] if text else []
 
 
+def platforms_name_gpu():
+  """Whether JAX_PLATFORMS names GPUs (only then are they used)."""
+  return any(n in _CUDA_NAMES for n in _platform_names())
+
+
 def gpu_list():
   """The GPUs purejax uses: none unless JAX_PLATFORMS names them."""
   global _gpu_objects
-  if not any(n in _CUDA_NAMES for n in _platform_names()):
+  if not platforms_name_gpu():
     return []
   if _gpu_objects is None:
     from purejax._src.backends.cuda import gpu_runtime
@@ -114,10 +119,14 @@ def default_device():
   return CPU
 
 
+def gpu_is_default():
+  return default_device() is not CPU
+
+
 def on_default_device(array):
   """A new concrete Array, its value moved to the default device when that
   is a GPU (still uncommitted, as ``jnp.array``'s results are in JAX)."""
-  device = default_device() if config.jax_platforms else CPU
+  device = default_device()
   if device is CPU or type(array._v) is not np.ndarray:
     return array
   from purejax._src.backends.cuda import gpu_runtime
@@ -281,17 +290,17 @@ def _check_backend(backend):
   error for one that is absent or unknown."""
   _check_platforms()
   if backend is None:
-    return default_device() is not CPU
+    return gpu_is_default()
   if backend == "cpu":
     return False
-  present = "cpu, gpu" if gpu_list() else "cpu"
-  if backend in _CUDA_NAMES and gpu_list():
+  gpus = bool(gpu_list())
+  if backend in _CUDA_NAMES and gpus:
     return True
   if backend in _GPU_NAMES:
     raise RuntimeError(
         f"Unknown backend: '{backend}' requested, but no platforms that are instances of "
-        f"{backend} are present. Platforms present are: {present}")
-  available = "['cpu', 'cuda']" if gpu_list() else "['cpu']"
+        f"{backend} are present. Platforms present are: {'cpu, gpu' if gpus else 'cpu'}")
+  available = "['cpu', 'cuda']" if gpus else "['cpu']"
   raise RuntimeError(f"Unknown backend {backend}. Available backends are {available}")
 
 

@@ -111,7 +111,7 @@ def _moved(x, sharding):
   v = x._v
   on_gpu = type(v) is not np.ndarray and gpu_runtime.is_buffer(v)
   if not gpus:
-    return gpu_runtime.to_host(v, x.dtype) if on_gpu else v
+    return x._host if on_gpu else v
   if len(sharding.device_set) != 1:
     raise ValueError(f"device_put: an array over several GPUs ({sharding}) is not "
                      "supported yet by purejax's GPU backend")

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from purejax._src import core, debug_nans, dtypes, fp_errors
+from purejax._src import core, debug_nans, devices, dtypes, fp_errors
 from purejax._src import mesh_context
 from purejax._src.array import Array, place_on_mesh, wrap_numpy
 from purejax._src.config import config
@@ -33,8 +33,7 @@ _platforms_named = False   # JAX_PLATFORMS names a GPU: the default device may b
 def _on_config_change():
   global _debug_special, _platforms_named
   _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
-  names = (config.jax_platforms or "").replace(" ", "").split(",")
-  _platforms_named = "cuda" in names or "gpu" in names
+  _platforms_named = devices.platforms_name_gpu()
   for cache in _flag_caches:
     cache.clear()
 
@@ -77,14 +76,9 @@ def _apply_to_keys(primitive, args, params):
   return apply_eager(primitive, args, params)
 
 
-def _gpu_is_default():
-  from purejax._src import devices
-  return devices.default_device() is not devices.CPU
-
-
 def apply_primitive(primitive, args, params):
   """``primitive`` applied to concrete arguments (the eval trace's rule)."""
-  if _platforms_named and _gpu_is_default():   # everything runs on the GPU
+  if _platforms_named and devices.gpu_is_default():   # everything runs on the GPU
     from purejax._src import gpu_dispatch
     return gpu_dispatch.apply_primitive(primitive, args, params)
   vals, avals = [], []

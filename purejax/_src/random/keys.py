@@ -132,6 +132,7 @@ class PRNGKeyArray(core.ArrayBase):
   weak_type = False
   # The run-time value: the key data (jit passes it to compiled code).
   _value = property(lambda self: self._base._value)
+  _host = property(lambda self: self._base._host)
 
   def __len__(self):
     if not self.shape:
