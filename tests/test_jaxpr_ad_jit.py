@@ -327,8 +327,11 @@ def test_eager_backward_pass_is_compiled_once():
   x, w = pjnp.ones((4, 3)), pjnp.ones((3, 2))
   g(x, w)
   closed = [k for k in pjit._transposed_jaxprs.keys()]
-  sizes = {k: len(v) for k, v in pjit._executables.items()}
+  # The executable caches are weakly keyed: hold every key so that other
+  # tests' jaxprs cannot be collected meanwhile and shrink the counts.
+  held = {k: list(v.keys()) for k, v in pjit._executables.items()}
   for _ in range(3):
     g(x, w)
-  assert {k: len(v) for k, v in pjit._executables.items()} == sizes
+  assert {k: len(v) for k, v in pjit._executables.items()} == {
+      k: len(v) for k, v in held.items()}
   assert [k for k in pjit._transposed_jaxprs.keys()] == closed
