@@ -237,15 +237,24 @@ def test_matrix_product_bits_do_not_depend_on_the_thread_count(shapes):
 
 # -- the order itself and its accuracy ----------------------------------------------
 
-def _reference_order(values, op="+", B=reduction_order.BLOCK, L=reduction_order.LANES):
-  """reduction_order's documented order, one element at a time."""
+def _reference_order(values, op="+", B=reduction_order.BLOCK, L=reduction_order.LANES,
+                     run=None):
+  """reduction_order's documented order, one element at a time (``run``:
+  float32 values, each lane folding runs of that many in float32 first)."""
   fold = (lambda a, b: a + b) if op == "+" else (lambda a, b: a * b)
   ident = 0.0 if op == "+" else 1.0
   n = len(values)
   parts = []
   for lo in range(0, max(n, 1), B):
     lanes = [ident] * L
-    for r in range(lo, min(n, lo + B)):
+    if run:
+      runs = [np.float32(0)] * L
+      for r in range(lo, min(n, lo + B)):
+        runs[(r - lo) % L] = np.float32(runs[(r - lo) % L] + values[r])
+        if (r - lo + 1) % (run * L) == 0 or r + 1 == min(n, lo + B):
+          lanes = [a + np.float64(f) for a, f in zip(lanes, runs)]
+          runs = [np.float32(0)] * L
+    for r in range(lo, min(n, lo + B)) if not run else ():
       lanes[(r - lo) % L] = fold(lanes[(r - lo) % L], values[r])
     h = L
     while h > 1:
@@ -268,6 +277,19 @@ def test_numpy_order_is_the_documented_one(n):
   p = 1 + x[:200] * 1e-3
   assert reduction_order.ordered_reduce(p, (0,), "*").tobytes() == np.float64(
       _reference_order([np.float64(v) for v in p], "*")).tobytes()
+
+
+@pytest.mark.parametrize("n", [5, 64, 1000, 1024, 1025, 4096, 4097, 2 * 4096 + 1500])
+def test_float32_lanes_fold_runs_first(n):
+  rng = np.random.default_rng(n)
+  x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(np.float32)
+  want = np.float32(_reference_order([np.float32(v) for v in x], run=reduction_order.RUN))
+  assert reduction_order.ordered_reduce(x, (0,), "+").tobytes() == want.tobytes()
+  with config.override("purejax_compile_sync", True):
+    assert np.asarray(jax.jit(jnp.sum)(x)).tobytes() == want.tobytes()
+    rows = np.stack([x, x[::-1]])
+    got = np.asarray(jax.jit(lambda y: y.sum(1))(rows))
+  assert got[0].tobytes() == want.tobytes()
 
 
 # Column order: the last axis kept, each column folded row by row in blocks
@@ -325,11 +347,20 @@ def test_float32_sums_are_more_accurate_than_pairwise():
   ours = float(jax.jit(jnp.sum)(x))
   pairwise = float(np.sum(x))
   assert abs(ours - exact) <= abs(pairwise - exact) + abs(exact) * 2 ** -24
-  for axis in (0, 1):
-    y = x[:3_000_000].reshape(1000, 3000)
-    exact = y.astype(np.float64).sum(axis)
-    err = np.abs(np.asarray(jax.jit(lambda y: y.sum(axis))(y)) - exact)
-    assert np.all(err <= np.abs(exact) * 2 ** -24 + 1e-6)
+  y = x[:3_000_000].reshape(1000, 3000)
+  # Down columns the accumulation is all float64: within the final rounding.
+  exact = y.astype(np.float64).sum(0)
+  err = np.abs(np.asarray(jax.jit(lambda y: y.sum(0))(y)) - exact)
+  assert np.all(err <= np.abs(exact) * 2 ** -24 + 1e-6)
+  # Along rows each lane folds runs of RUN elements in float32: at worst RUN
+  # float32 roundings of the magnitudes, and no less accurate than NumPy's
+  # pairwise sum over the outputs.
+  exact = y.astype(np.float64).sum(1)
+  err = np.abs(np.asarray(jax.jit(lambda y: y.sum(1))(y)) - exact)
+  magnitude = np.abs(y).astype(np.float64).sum(1)
+  assert np.all(err <= reduction_order.RUN * 2 ** -24 * magnitude + np.abs(exact) * 2 ** -24)
+  pairwise = np.abs(y.sum(1) - exact)
+  assert np.sqrt(np.mean(err ** 2)) <= np.sqrt(np.mean(pairwise ** 2))
 
 
 def test_float64_sums_accuracy():

@@ -13,8 +13,9 @@ when some kept axes come after the reduced ones (column sums), with a block
 of accumulators along those axes so that reads stay contiguous.  Float sums
 and products follow ``lax.reduction_order`` (the order the NumPy backend
 computes too): along rows, ``LANES`` explicit accumulators per block of
-``BLOCK`` elements, a halving tree over the lanes, a pairwise tree over the
-blocks; down columns (``column_reductions``), blocks of ``COLUMN_BLOCK``
+``BLOCK`` elements (float32 lanes folding runs of ``RUN`` in float32 before
+their float64 accumulators), a halving tree over the lanes, a pairwise tree
+over the blocks; down columns (``column_reductions``), blocks of ``COLUMN_BLOCK``
 rows folded in order, paired the same way.
 """
 import re
@@ -29,7 +30,7 @@ from purejax._src.backends.cpu.lane_tree import (
 from purejax._src.config import thread_count
 from purejax._src.jaxpr import Literal
 from purejax._src.lax import reduction_order
-from purejax._src.lax.reduction_order import BLOCK, LANES
+from purejax._src.lax.reduction_order import BLOCK, LANES, RUN
 
 PARALLEL_MIN_POINTS = 1 << 15
 _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
@@ -422,8 +423,12 @@ class _KernelBuilder(KernelValues):
         (ct, init, op), = r.accs
         rows = reduction_order.layout(self.sizes, self.group.axes)[1] > 1
         lanes = (f"[{LANES}]" if rows else "") + size
-        decls.append((f"{ct} {names[0]}{lanes}", names[0], init, ("ordered", ct, op)))
-        folds += r.combine([f"{names[0]}{'[rl]' if rows else ''}{lane}"], val)
+        # "runs": the lanes fold runs in float32 first (_ordered_block).
+        runs = rows and not size and reduction_order.folds_runs(x, op, LANES)
+        decls.append((f"{ct} {names[0]}{lanes}", names[0], init,
+                      ("runs" if runs else "ordered", ct, op)))
+        target = f"{names[0]}r[rl]" if runs else f"{names[0]}{'[rl]' if rows else ''}{lane}"
+        folds += r.combine([target], val)
         final = codegen_ops.round_to(r.final([f'a{n}_t' + lane]), x)
         finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
         continue
@@ -515,6 +520,14 @@ class _KernelBuilder(KernelValues):
              f"rlo + {BLOCK} : {n};"]
     lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
     lines += [f"{nm}[rl] = {init};" for _, nm, init, _ in lanes] + ["}"]
+    runs = [nm for _, nm, _, (kind, _, _) in lanes if kind == "runs"]
+    lines += [f"float {nm}r[{LANES}] = {{0}};" for nm in runs]
+    # A run's float32 lanes added to the float64 ones, then cleared (an
+    # extra flush of cleared lanes adds +0: no change).
+    flush = ([f"for (int rl = 0; rl < {LANES}; rl++) {{"]
+             + [f"{nm}[rl] += {nm}r[rl]; {nm}r[rl] = 0;" for nm in runs] + ["}"]) if runs else []
+    run_end = lambda at: ([f"if ((({at}) + {LANES}) % {RUN * LANES} == 0) {{"] + flush + ["}"]
+                          if runs else [])
     inner = nest.run_size(red[-1][1]) if red else 1
     vector = (self.pragma(f"simd {clauses}") if simd else [])
     vector.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
@@ -530,14 +543,15 @@ class _KernelBuilder(KernelValues):
                    f"{inner};")
       lines.append(f"for (int64_t {var}_start = clo; {var}_start < chi; "
                    f"{var}_start += {LANES}) {{")
-      lines += vector + [f"const int64_t {var} = {var}_start + rl;"] + body + ["}", "}", "}"]
-      return lines + lane_tree(lanes, "")
+      lines += vector + [f"const int64_t {var} = {var}_start + rl;"] + body + ["}"]
+      lines += run_end(f"ro * {inner} + {var}_start") + ["}", "}"]
+      return lines + flush + lane_tree(lanes, "")
     lines.append("int64_t rr = rlo;")
     lines.append(f"for (; rr + {LANES} <= rhi; rr += {LANES}) {{")
-    lines += vector + run_variables(nest, red, "rr + rl") + body + ["}", "}"]
+    lines += vector + run_variables(nest, red, "rr + rl") + body + ["}"] + run_end("rr") + ["}"]
     lines.append("for (int rl = 0; rr + rl < rhi; rl++) {")
     lines += run_variables(nest, red, "rr + rl") + body + ["}"]
-    return lines + lane_tree(lanes, "")
+    return lines + flush + lane_tree(lanes, "")
 
   def _ordered_chunks(self, nest, red, decls, body):
     """A whole-array ordered reduction on all threads: they take chunks of

@@ -7,7 +7,8 @@ them) derived from it by division.  A reduction group is two kernels:
 - ``<name>_part``: thread ``t`` of ``M * NB * U`` takes output ``m``, block
   ``b`` (``BLOCK`` elements of the flattened reduced index ``r``) and lane
   ``l``: elements ``r = b * BLOCK + l + k * LANES`` in increasing ``r``,
-  folded into the accumulators, written to scratch slot ``t`` (``U =
+  folded into the accumulators (float32 sums in float32 runs of ``RUN``
+  elements first, as ``reduction_order`` says), written to scratch slot ``t`` (``U =
   min(LANES, n)`` lanes when one block holds all ``n``: the others would
   stay empty); BLOCK and LANES are ``reduction_order.layout``'s, one lane
   in column order;
@@ -101,6 +102,13 @@ class _Reduction:
       self.accs = self.reducer.accs
     self.scratch = list(range(first_scratch, first_scratch + len(self.accs)))
     self.names = [f"a{k}" for k in self.scratch]
+    self.runs = False   # whether a lane folds float32 runs first (set by the layout)
+
+  def set_layout(self, lanes):
+    x = self.eqn.invars[0].aval.dtype
+    self.runs = (self.eqn.primitive.name == "reduce_sum"
+                 and np.dtype(x) in reduction_order.ORDERED_DTYPES
+                 and reduction_order.folds_runs(x, "+", lanes))
 
   def folds(self, at):
     e, x = self.eqn, self.eqn.invars[0].aval.dtype
@@ -108,6 +116,8 @@ class _Reduction:
       v, i = self.names
       better = codegen_ops.arg_better(e.primitive.name, x, self.val, v)
       return [f"if ({i} < 0 || {better}) {{ {v} = {self.val}; {i} = {at}; }}"]
+    if self.runs:
+      return self.reducer.combine([self.names[0] + "r"], self.val)
     return self.reducer.combine(self.names, self.val)
 
   def merge(self, a, b):
@@ -222,11 +232,20 @@ class _Builder(KernelValues):
     inner += run_variables(nest, kept_runs, "m")
     inner += [f"{ct} {nm} = {init};" for r in reductions
               for nm, (ct, init, _) in zip(r.names, r.accs)]
+    for r in reductions:
+      r.set_layout(step)
+    runs = [r.names[0] for r in reductions if r.runs]
+    # reduction_order's runs: each RUN elements of the lane folded in float32.
+    flush = [f"{nm} += {nm}r; {nm}r = 0.0f;" for nm in runs]
+    inner += [f"float {nm}r = 0.0f;" for nm in runs] + (["int kr = 0;"] if runs else [])
     inner.append(f"const int64_t rhi = b * {block} + {block} < {n} ? "
                  f"b * {block} + {block} : {n};")
     inner.append(f"for (int64_t rr = b * {block} + l; rr < rhi; rr += {step}) {{")
     folds = [f for r in reductions for f in r.folds("rr")]
+    if runs:
+      folds += [f"if (++kr == {reduction_order.RUN}) {{ {' '.join(flush)} kr = 0; }}"]
     inner += ["  " + s for s in run_variables(nest, red_runs, "rr") + body + folds] + ["}"]
+    inner += flush
     inner += [f"s{k}[t] = {nm};" for r in reductions for k, nm in zip(r.scratch, r.names)]
     lines += ["  " + s for s in inner] + ["}"]
     part = f"{self.name}_part"
