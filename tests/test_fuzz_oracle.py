@@ -316,3 +316,19 @@ def test_outputs_depending_on_a_nan_in_a_max_are_known():
   wrong = g.copy()
   wrong.reshape(-1)[0] = 7 if wrong.reshape(-1)[0] != 7 else 8
   assert known.explains(0, e, wrong) is None
+
+
+def test_a_max_that_forgets_elements_before_a_nan_is_known():
+  """(e) Seed 82's big program 3: XLA:CPU's max of a remainder holding NaNs
+  and infs is a finite element (the infs came before a NaN), and comparing
+  operand and max gives True where purejax's NaN max gives False."""
+  x = make_input((40961,), "float32", 2095044162, "normal")
+  y = make_input((40961,), "float32", 1215188762, "normal")
+  program = _program(["m = jnp.max(jnp.remainder(y, x))", "v = x == m"], {"x": x, "y": y},
+                     ["v"])
+  known, (e,), (g,) = _known(program)
+  assert fuzz_oracle.compare_oracle(e, g)[0], "JAX no longer deviates here"
+  assert "NaN" in (known.explains(0, e, g) or "")
+  wrong = g.copy()
+  wrong[np.flatnonzero(~e)[0]] = True   # an element no way of taking the NaNs makes True
+  assert known.explains(0, e, wrong) is None
