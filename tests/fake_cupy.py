@@ -33,6 +33,7 @@ class FakeCupy(types.SimpleNamespace):
     fake = self
     self.current = 0
     self.transfers = {"to_device": 0, "to_host": 0}
+    self.host_copies = []   # the shapes of the arrays copied to the host, in order
     self.launches = []   # kernel names, in order
     self.compiled_sources = []
 
@@ -66,6 +67,7 @@ class FakeCupy(types.SimpleNamespace):
 
       def get(self):
         fake.transfers["to_host"] += 1
+        fake.host_copies.append(self.shape)
         return self._a.copy()
 
       # As CuPy's arrays: NumPy's functions and ufuncs applied to them run
@@ -74,10 +76,18 @@ class FakeCupy(types.SimpleNamespace):
         return _on_device(func, args, kwargs)
 
       def __array_ufunc__(self, ufunc, method, *args, **kwargs):
+        if method == "at":   # CuPy's uses atomics: repeated positions in any order
+          raise AssertionError(f"{ufunc.__name__}.at on a device array is not deterministic")
         return _on_device(getattr(ufunc, method), args, kwargs)
 
       def __setitem__(self, index, value):
-        self._a[unwrap(index)] = unwrap(value)
+        index = unwrap(index)
+        if isinstance(index, np.ndarray) and index.dtype.kind in "iu":
+          # CuPy writes repeated positions in any order: which value stays is undefined.
+          first = index.ravel() % max(1, self._a.shape[0])   # (negative ones wrap)
+          if np.unique(first).size != first.size:
+            raise AssertionError("assignment to repeated positions of a device array")
+        self._a[index] = unwrap(value)
 
       def __getitem__(self, index):
         return _on_device(lambda a, i: a[i], (self, index), {})

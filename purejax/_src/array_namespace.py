@@ -22,3 +22,10 @@ def contiguous(x):
   """``x`` C-contiguous, NumPy's or CuPy's (``np.ascontiguousarray`` takes
   only NumPy's)."""
   return x if x.flags.c_contiguous else x.copy(order="C")
+
+
+def stable_argsort(x):
+  """The stable argsort of 1-d ``x`` (CuPy's sort is stable and takes no
+  ``kind``)."""
+  xp = of(x)
+  return np.argsort(x, kind="stable") if xp is np else xp.argsort(x)

@@ -12,7 +12,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
 from purejax._src.lax import complex_extremum, utils
@@ -123,7 +123,7 @@ def _placed(operand, indices, updates, dn, mode):
   flat and in scatter order."""
   shape = operand.shape
   if operand.size == 0:   # nowhere to write (CLIP could not clamp into it)
-    return np.zeros(0, np.int64), updates.reshape(-1)[:0]
+    return array_namespace.of(operand).zeros(0, np.int64), updates.reshape(-1)[:0]
   window = _window_shape(shape, updates.shape, dn)
   starts = full_starts(indices, len(shape), dn.scatter_dims_to_operand_dims,
                        dn.operand_batching_dims, dn.scatter_indices_batching_dims)
@@ -142,18 +142,33 @@ def _placed(operand, indices, updates, dn, mode):
 def _ufunc_impl(ufunc):
   def impl(operand, indices, updates, *, update_jaxpr, update_consts, dimension_numbers,
            indices_are_sorted, unique_indices, mode):
-    out = np.array(operand, order="C", copy=True)   # flat views write through
+    out = operand.copy()   # C-contiguous (NumPy's and CuPy's): flat views write through
     positions, values = _placed(operand, indices, updates, dimension_numbers, mode)
     if ufunc in (np.maximum, np.minimum) and out.dtype.kind == "c":
       _complex_extremum_at(out.reshape(-1), positions, values, ufunc is np.maximum)
       return out
     with np.errstate(all="ignore"):
-      ufunc.at(out.reshape(-1), positions, values)
+      if array_namespace.of(out) is np:
+        ufunc.at(out.reshape(-1), positions, values)   # in scatter order
+      else:
+        _fold_in_rounds(ufunc, out.reshape(-1), positions, values)
     if ufunc in (np.maximum, np.minimum) and out.dtype.kind == "f":
       _order_signed_zeros(out.reshape(-1), operand.reshape(-1), positions, values,
                           ufunc is np.maximum)
     return out
   return impl
+
+
+def _fold_in_rounds(ufunc, out, positions, values):
+  """``ufunc.at(out, positions, values)`` for device arrays, whose ``at``
+  (atomics) would fold repeated positions in a varying order: round ``r``
+  folds the ``r``-th occurrence of each position, so every position sees
+  its updates in scatter order, as NumPy's ``at`` (the same bits)."""
+  counts = _occurrences(positions)
+  for r in range(int(counts.max()) + 1 if counts.size else 0):
+    at = counts == r
+    where = positions[at]
+    out[where] = ufunc(out[where], values[at])
 
 
 def _complex_extremum_at(out, positions, values, is_max):
@@ -172,19 +187,21 @@ def _order_signed_zeros(out, operand, positions, values, is_max):
   -0.0 when any was -0.0."""
   wanted_sign = not is_max   # the sign bit of the zero that wins
   hit = (operand == 0) & (np.signbit(operand) == wanted_sign)
-  np.logical_or.at(hit, positions, (values == 0) & (np.signbit(values) == wanted_sign))
+  hit[positions[(values == 0) & (np.signbit(values) == wanted_sign)]] = True
   fix = hit & (out == 0)
   out[fix] = -0.0 if wanted_sign else 0.0
 
 
 def _occurrences(positions):
   """For each position, how many earlier entries share it (0, 1, ...)."""
-  order = np.argsort(positions, kind="stable")
+  xp = array_namespace.of(positions)
+  order = array_namespace.stable_argsort(positions)
   ranked = positions[order]
-  first = np.r_[True, ranked[1:] != ranked[:-1]] if ranked.size else np.zeros(0, bool)
-  starts = np.maximum.accumulate(np.where(first, np.arange(ranked.size), 0))
-  counts = np.empty_like(positions)
-  counts[order] = np.arange(ranked.size) - starts
+  first = xp.ones(ranked.size, bool)
+  first[1:] = ranked[1:] != ranked[:-1]
+  starts = xp.flatnonzero(first)[xp.cumsum(first) - 1]   # of each entry's run
+  counts = xp.empty_like(positions)
+  counts[order] = xp.arange(ranked.size) - starts
   return counts
 
 
@@ -198,11 +215,15 @@ def _apply_jaxpr(jaxpr, consts, old, new):
 
 def _scatter_impl(operand, indices, updates, *, update_jaxpr, update_consts,
                   dimension_numbers, indices_are_sorted, unique_indices, mode):
-  out = np.array(operand, order="C", copy=True)   # flat views write through
+  out = operand.copy()   # C-contiguous (NumPy's and CuPy's): flat views write through
   flat = out.reshape(-1)
   positions, values = _placed(operand, indices, updates, dimension_numbers, mode)
   if update_jaxpr is None:
-    flat[positions] = values    # NumPy keeps the last of repeated positions
+    if array_namespace.of(out) is np:
+      flat[positions] = values    # NumPy keeps the last of repeated positions
+    else:   # a device's assignment keeps any of them: the last ones, alone
+      last = _occurrences(positions[::-1])[::-1] == 0
+      flat[positions[last]] = values[last]
     return out
   # A general combiner is applied once per occurrence, in rounds.
   counts = _occurrences(positions)
@@ -212,8 +233,20 @@ def _scatter_impl(operand, indices, updates, *, update_jaxpr, update_consts,
   return out
 
 
+def _on_gpu_arrays(eqn):
+  """Whether the implementation runs on a GPU's arrays (``impl_on_gpu_arrays``,
+  see dot_general_p): not a general combiner (traced on the host) nor a
+  complex max/min."""
+  name = eqn.primitive.name
+  if name == "scatter":
+    return eqn.params["update_jaxpr"] is None
+  return not (name in ("scatter-max", "scatter-min")
+              and np.dtype(eqn.invars[0].aval.dtype).kind == "c")
+
+
 def _primitive(name, impl):
-  prim = standard_primitive(name, _scatter_abstract_eval, impl)
+  prim = standard_primitive(name, _scatter_abstract_eval, impl,
+                            impl_on_gpu_arrays=_on_gpu_arrays)
   prim.c_code = None
   return prim
 
