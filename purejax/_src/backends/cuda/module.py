@@ -2,6 +2,8 @@
 device prelude) and its steps in order: GroupKernels, or host steps (an
 equation computed on the host by NumPy; for now native steps too: matrix
 products, control flow, sorts, gathers...)."""
+import numpy as np
+
 from purejax._src.backends.cpu.fusion import Group
 from purejax._src.backends.cuda import device_prelude, kernels
 
@@ -15,7 +17,20 @@ class HostNumpyStep:
     self.eqn, self.native = eqn, native
 
   def describe(self):
-    return f"host (NumPy): {self.eqn.primitive.name}"
+    where = "device arrays" if impl_on_device(self.eqn) else "host"
+    return f"{where} (NumPy implementation): {self.eqn.primitive.name}"
+
+
+def impl_on_device(eqn):
+  """Whether ``eqn`` runs by its NumPy implementation on the device's
+  arrays: the primitive says so (``impl_on_gpu_arrays``: True, or a
+  predicate of the equation), and no value is of a type held as its bits
+  (bfloat16...), which the implementation would take for integers."""
+  says = getattr(eqn.primitive, "impl_on_gpu_arrays", False)
+  if callable(says):
+    says = says(eqn)
+  return bool(says) and all(np.dtype(v.aval.dtype).kind != "V"
+                            for v in list(eqn.invars) + list(eqn.outvars))
 
 
 class Module:

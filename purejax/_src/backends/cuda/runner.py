@@ -148,25 +148,13 @@ def _loop(step, env, run, device):
     env[var] = device.to_device(val, var.aval.dtype)
 
 
-def _impl_on_device(eqn):
-  """Whether ``eqn`` runs by its implementation on the device's arrays:
-  the primitive says so (``impl_on_gpu_arrays``: True, or a predicate of
-  the equation), and no value is of a type held as its bits (bfloat16...),
-  which the implementation would take for integers."""
-  says = getattr(eqn.primitive, "impl_on_gpu_arrays", False)
-  if callable(says):
-    says = says(eqn)
-  return says and all(np.dtype(v.aval.dtype).kind != "V"
-                      for v in list(eqn.invars) + list(eqn.outvars))
-
-
 def _host(step, env, read, device):
   """Runs a step by its primitive's NumPy implementation: on the device's
   arrays where the implementation takes CuPy's (``impl_on_gpu_arrays``:
   only NumPy functions that CuPy arrays dispatch to CuPy), else on host
   copies, its results copied back."""
   eqn, native = step.eqn, step.native
-  on_device = _impl_on_device(eqn)
+  on_device = cuda_module.impl_on_device(eqn)
   fetch = (lambda b, dtype: b) if on_device else device.to_host
 
   def operand(v):
