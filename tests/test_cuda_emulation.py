@@ -175,6 +175,35 @@ def test_float_reductions_bit_for_bit(shape, axes):
   close_to_float64(g[3], np.prod(1 + x64 * 1e-3, axes), 1e-5)
 
 
+# Cumulative reductions in scan_order's blocks: one block, several, and
+# more than SCAN_BLOCK blocks (the block totals scanned by blocks too),
+# along the first, a middle and the last axis, both directions.
+@pytest.mark.parametrize("shape,axis", [((5, 70), 1), ((700, 3), 0), ((4, 300, 6), 1),
+                                        ((256 * 256 + 300,), 0), ((2, 257 * 256 + 1), 1)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_reductions_bit_for_bit(shape, axis, reverse):
+  x = RNG.randn(*shape).astype(np.float32)
+  x.flat[:4] = [-0.0, np.nan, 0.0, np.inf] if x.size > 600 else [-0.0, 0.0, 1.0, 2.0]
+  ints = np.nan_to_num(x * 1000, posinf=7).astype(np.int32)
+  small = np.nan_to_num(x[..., :300] if axis != x.ndim - 1 else x).astype(np.int8)
+
+  def f(x, i, s):
+    kw = dict(axis=axis, reverse=reverse)
+    return [lax.cumsum(x, **kw), lax.cumprod(1 + x * 1e-3, **kw), lax.cumlogsumexp(x, **kw),
+            lax.cummax(x, **kw), lax.cummin(x, **kw), lax.cumsum(i, **kw),
+            lax.cumprod(s, **kw), lax.cummax(i, **kw), lax.cumsum(x.astype(jnp.bfloat16), **kw),
+            lax.cummin(x.astype(jnp.float16), **kw)]
+  c, g = run_both(f, x, ints, small)
+  for k, (a, b) in enumerate(zip(c, g)):
+    assert_same(a, b, what=f"output {k}")
+  if not np.isnan(x).any():
+    along = np.flip(x, axis) if reverse else x
+    want = np.cumsum(along.astype(np.float64), axis)
+    close_to_float64(g[0], np.flip(want, axis) if reverse else want, 1e-4)
+    want = np.maximum.accumulate(along, axis)
+    np.testing.assert_array_equal(g[3], np.flip(want, axis) if reverse else want)
+
+
 def test_float64_reductions(x64):
   x = RNG.randn(3, 10000)
   c, g = run_both(lambda x: [jnp.sum(x, 1), jnp.sum(x), jnp.max(x, 0), jnp.prod(x[:, :50], 1)], x)

@@ -78,6 +78,10 @@ PROGRAMS = {
     "random bits": (lambda k: [purejax.random.normal(k, (64,)),   # a raw uint32 key
                                purejax.random.uniform(k, (5, 3))],
                     np.array([0, 42], np.uint32)),
+    "cumulative reductions": (lambda x: [lax.cumsum(x, 1, reverse=True), lax.cumlogsumexp(x, 0),
+                                         lax.cummax(x.astype(jnp.bfloat16), 1),
+                                         lax.cumprod(x.astype(np.int8), 0),
+                                         lax.cumsum(jnp.tile(x, (1, 8000)), 1)], F32),
 }
 
 

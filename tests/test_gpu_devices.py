@@ -243,6 +243,24 @@ def test_scatters_run_on_the_device_in_scatter_order(gpu):
     assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
 
 
+@needs_cc
+def test_cumulative_reductions_run_as_kernels(gpu):
+  """cumsum & co. are CUDA kernels in scan_order's blocks (the CPU's bits),
+  jitted and eager: nothing reaches the host."""
+  a = np.random.RandomState(5).randn(3, 700).astype(np.float32)
+  f = jax.jit(lambda x: (jnp.cumsum(x, 1), jnp.cumprod(1 + x * 1e-2, 0),
+                         lax.cummax(x, 1, reverse=True), jnp.cumsum((x * 9).astype(jnp.int32))))
+  with config.override("purejax_backend", "cpu"):
+    want = f(a)
+  x = jax.device_put(a, jax.devices()[0])
+  before = _counts(gpu)
+  got = list(f(x)) + [jnp.cumsum(x, axis=1)]
+  assert before is None or (_counts(gpu)[1] == before[1] and _counts(gpu)[0] > before[0])
+  for g, w in zip(got, list(want) + [want[0]]):
+    assert g.device == jax.devices()[0]
+    assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
 def test_arguments_on_two_gpus_are_refused(fake):
   x = jax.device_put(np.ones(3, np.float32), jax.devices()[0])
   y = jax.device_put(np.ones(3, np.float32), jax.devices()[1])

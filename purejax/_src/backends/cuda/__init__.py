@@ -16,6 +16,10 @@ Design:
   ``reduction_order``'s order (halving tree over the lanes, pairwise tree
   over the blocks).  The partition depends on the shapes only, so float
   sums give the C backend's bits.
+- ``scans`` gives the cumulative reductions (cumsum, cumprod, cumlogsumexp,
+  cummax, cummin) kernels in ``lax.scan_order``'s blocks: a thread per
+  block, the block totals scanned the same way recursively, then a thread
+  per element adding its block's offset (the C backend's bits).
 - ``device_prelude`` is the source every module starts with: the C
   prelude's portable helpers as ``__device__`` functions, and, when no CUDA
   compiler is compiling, a stand-in for CUDA (``__global__``/``__device__``

@@ -33,5 +33,12 @@ static inline int __clzll(uint64_t x) { return x ? __builtin_clzll(x) : 64; }
 __device__ int32_t pj_opaque_zero = 0;
 """
 
-PRELUDE = _HEADER + codegen_ops.for_cuda(
-    re.sub(r"\bstatic inline\b", "static __device__ inline", prelude.PORTABLE))
+
+
+def device_functions(c_source):
+  """C helper functions (``static inline``) as CUDA device functions."""
+  return codegen_ops.for_cuda(re.sub(r"\bstatic inline\b", "static __device__ inline",
+                                     c_source))
+
+
+PRELUDE = _HEADER + device_functions(prelude.PORTABLE)

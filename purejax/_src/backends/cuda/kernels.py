@@ -40,7 +40,7 @@ MAX_BLOCKS = 4096
 _ARG_EMPTY = "-1"   # the index of an argmax lane that saw no element
 
 # C types of accumulators -> NumPy dtypes of their scratch buffers.
-_SCRATCH_DTYPES = {"double": np.float64, "float": np.float32, "int": np.int32,
+SCRATCH_DTYPES = {"double": np.float64, "float": np.float32, "int": np.int32,
                    "int8_t": np.int8, "int16_t": np.int16, "int32_t": np.int32,
                    "int64_t": np.int64, "uint8_t": np.uint8, "uint16_t": np.uint16,
                    "uint32_t": np.uint32, "uint64_t": np.uint64}
@@ -77,7 +77,7 @@ def build_group(plan, group, name):
   return _Builder(plan, group, name).build()
 
 
-def _grid_stride(var, count):
+def grid_stride(var, count):
   return (f"for (int64_t {var} = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
           f"{var} < {count}; {var} += (int64_t)blockDim.x * gridDim.x) {{")
 
@@ -200,7 +200,7 @@ class _Builder(KernelValues):
     runs = self._runs(big, "j")
     nest = LoopNest(self.sizes, runs)
     total = int(np.prod(self.sizes, dtype=np.int64))
-    lines = [_grid_stride("i", total)] + ["  " + s for s in run_variables(nest, runs, "i")
+    lines = [grid_stride("i", total)] + ["  " + s for s in run_variables(nest, runs, "i")
                                            + body] + ["}"]
     params = self._params(range(len(self.outputs)))
     source = self._function(self.name, params, lines, nest)
@@ -226,7 +226,7 @@ class _Builder(KernelValues):
     scratch_types = [(k, ct) for r in reductions for k, (ct, _, _) in zip(r.scratch, r.accs)]
     stored = list(range(len(self.outputs)))
 
-    lines = [_grid_stride("t", parts)]
+    lines = [grid_stride("t", parts)]
     inner = [f"const int64_t m = t / {per_output}, b = (t / {lanes}) % {nb}, "
              f"l = t % {lanes};"]
     inner += run_variables(nest, kept_runs, "m")
@@ -258,7 +258,7 @@ class _Builder(KernelValues):
                     + [f"{codegen_ops.storage_ctype(r.out.aval.dtype)}* __restrict__ {o}"
                        for r, o in zip(reductions, outs)])
     merge = lambda a, b: [s for r in reductions for s in r.merge(a, b)]
-    lines = [_grid_stride("m", m_total), f"  const int64_t base = m * {per_output};"]
+    lines = [grid_stride("m", m_total), f"  const int64_t base = m * {per_output};"]
     if lanes > 1:
       lines += [f"  for (int64_t b = 0; b < {nb}; b++) {{",
                 f"    const int64_t o = base + b * {lanes};",
@@ -274,7 +274,7 @@ class _Builder(KernelValues):
     final = f"{self.name}_final"
     source += self._function(final, final_params, lines, nest)
 
-    scratch = [(np.dtype(_SCRATCH_DTYPES[ct]), parts) for _, ct in scratch_types]
+    scratch = [(np.dtype(SCRATCH_DTYPES[ct]), parts) for _, ct in scratch_types]
     ins = [("in", i) for i in range(len(self.inputs))]
     sc = [("scratch", k) for k, _ in scratch_types]
     launches = [Launch(part, parts, ins + [("out", j) for j in stored] + sc),

@@ -1,11 +1,12 @@
 """A plan's CUDA module: the source of all its groups' kernels (after the
-device prelude) and its steps in order: GroupKernels, or host steps (an
-equation computed on the host by NumPy; for now native steps too: matrix
-products, control flow, sorts, gathers...)."""
+device prelude) and its steps in order: GroupKernels (fused groups,
+cumulative reductions), or steps run by the primitives' NumPy
+implementations (matrix products, control flow, sorts, gathers...; on the
+device arrays where those take CuPy's)."""
 import numpy as np
 
 from purejax._src.backends.cpu.fusion import Group
-from purejax._src.backends.cuda import device_prelude, kernels
+from purejax._src.backends.cuda import device_prelude, kernels, scans
 
 
 class HostNumpyStep:
@@ -50,6 +51,10 @@ def generate(plan):
   for step in plan.steps:
     if type(step) is Group:
       k = kernels.build_group(plan, step, f"kernel_{len(sources) - 1}")
+      sources.append(k.source)
+      steps.append(k)
+    elif hasattr(step, "eqn") and step.eqn.primitive.name in scans.NAMES:
+      k = scans.build(step.eqn, f"kernel_{len(sources) - 1}")
       sources.append(k.source)
       steps.append(k)
     elif hasattr(step, "eqn") and hasattr(step, "inputs"):   # a native step

@@ -1,5 +1,5 @@
-"""Runs a jitted jaxpr through its fusion plan on a GPU: the groups' CUDA
-kernels; ``scan``/``while``/``cond`` as host loops over their bodies' GPU
+"""Runs a jitted jaxpr through its fusion plan on a GPU: the groups' and
+cumulative reductions' CUDA kernels; ``scan``/``while``/``cond`` as host loops over their bodies' GPU
 code (``control_flow``); the other steps (``module.HostNumpyStep``) by
 their primitives' NumPy implementations, on the device arrays where those
 take CuPy's (``impl_on_gpu_arrays``: matrix products through cuBLAS,
