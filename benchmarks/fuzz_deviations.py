@@ -51,11 +51,15 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
     argument they clamp to the end, as in purejax).
-(j) With x64, XLA folds the ``clz`` of a negative 8/16/32-bit constant
-    in 64 bits, minus the bits it added: -56 for an int8 where 0 is right
-    (as on a traced value).  Seen on a ``pad`` that cuts its operand away
-    entirely, leaving the padding value (seed 16's shape program 2,
-    ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``).
+(j) XLA folds the ``clz`` of a negative 8/16/32-bit constant in 64 bits,
+    minus the bits it added: -56 for an int8, -32 for an int32, where 0 is
+    right (as on a traced value).  Seen on a ``pad`` that cuts its operand
+    away entirely, leaving the padding value (seed 16's shape program 2,
+    ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``), and
+    on values made from an integer ``x - x`` (which XLA simplifies to 0),
+    through conds whose index is then known (seed 83's control program 8
+    and convert program 8, ``--seed 83 --oracle jax --programs 800
+    --per-batch 20``).
 (k) XLA simplifies ``sqrt(x * x)`` (and ``sqrt(abs(x * x))``) to ``abs(x)``,
     without the overflow: |x| where purejax gives inf.
 (l) XLA folds ``x * x >= 0`` to True and ``x * x < 0`` to False (also a dot
@@ -253,8 +257,9 @@ def _pow_source(prod):
   return None
 
 
-def _rewritten(eqn, vals, producers, fired):
-  """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None."""
+def _rewritten(eqn, vals, producers, fired, constant=()):
+  """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None
+  (``constant``: which operands XLA knows at compile time)."""
   if not eqn.outvars:
     return None
   name, out = eqn.primitive.name, eqn.outvars[0].aval
@@ -312,7 +317,8 @@ def _rewritten(eqn, vals, producers, fired):
       if seq is not None:
         fired.add("dynamic_update_slice read its own operand while writing it")
         return seq
-    if name == "clz" and _signed_int(out) and prods[0] and _all_padding(prods[0]):
+    if name == "clz" and _signed_int(out) and (
+        (prods[0] and _all_padding(prods[0])) or any(constant[:1])):
       x = np.asarray(vals[0])
       bits = 8 * x.dtype.itemsize
       if bits < 64 and (x < 0).any():
@@ -515,18 +521,33 @@ def _gather_indices(eqn, vals, fired):
   return [vals[0], short] + list(vals[2:])
 
 
-def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=None):
+def _folded(eqn, constant):
+  """Whether XLA knows ``eqn``'s results at compile time: made from
+  constants only, or an integer ``x - x`` (which its simplifier makes 0)."""
+  if eqn.primitive.name == "sub" and eqn.invars[0] is eqn.invars[1] \
+      and type(eqn.invars[0]) is not Literal \
+      and np.dtype(eqn.invars[0].aval.dtype).kind in "iu":
+    return True
+  return all(constant)
+
+
+def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=None,
+                arg_constant=None, with_constant=False):
   """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(m) (only
   (d) with ``only="flush"``, only (e)'s NaN-dropping max/min with
   ``only="nan"``, or with their NaNs as +inf or -inf with ``"nan:+inf"``,
   ``"nan:-inf"``), and what produced each (name, params, operands, their
   producers); the names of the rules that changed something are added to
-  ``fired``."""
+  ``fired``.  ``arg_constant``: which arguments XLA knows at compile time;
+  ``with_constant``: also return which outputs it does."""
   fired = set() if fired is None else fired
   flush = (lambda x, _: np.asarray(x)) if only in NAN_MODES else _flushed
   env = dict(zip(jaxpr.constvars, (np.asarray(c) for c in consts)))
   env.update(zip(jaxpr.invars, (flush(a, fired) for a in args)))
   producers = {v: p for v, p in zip(jaxpr.invars, arg_producers or []) if p}
+  # Values XLA knows at compile time (for (j)): literals, constants, and
+  # what _folded makes from them.
+  known = set(jaxpr.constvars) | {v for v, c in zip(jaxpr.invars, arg_constant or []) if c}
 
   def read(v):
     return flush(v.val, fired) if type(v) is Literal else env[v]
@@ -534,71 +555,87 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
   for eqn in jaxpr.eqns:
     vals = [read(v) for v in eqn.invars]
     param = getattr(eqn.primitive, "call_jaxpr_param", None)
+    constant = [type(v) is Literal or v in known for v in eqn.invars]
     special = (None if only == "flush" else
                _nan_dropping(eqn, vals, fired, NAN_MODES[only]) if only in NAN_MODES
-               else _rewritten(eqn, vals, producers, fired))
+               else _rewritten(eqn, vals, producers, fired, constant))
     made = [None] * len(eqn.outvars)
+    folded = [False] * len(eqn.outvars)
     if special is not None:
       outs = [special]
+      folded = [_folded(eqn, constant)]
     elif eqn.primitive.name in _CONTROL_FLOW:
       prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
-      outs = _CONTROL_FLOW[eqn.primitive.name](eqn.params, vals, prods, fired, only)
+      outs, folded = _CONTROL_FLOW[eqn.primitive.name](eqn.params, vals, prods, fired, only,
+                                                       constant)
     elif param and eqn.params.get(param) is not None:
       closed = eqn.params[param]
       inner = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
-      outs, made = emulate_jax(closed.jaxpr, vals, closed.consts, fired, inner, only)
+      outs, made, folded = emulate_jax(closed.jaxpr, vals, closed.consts, fired, inner, only,
+                                       constant, with_constant=True)
     else:
       vals = vals if only else _gather_indices(eqn, vals, fired)
       with np.errstate(all="ignore"):
         out = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
       outs = list(out) if eqn.primitive.multiple_results else [out]
+      folded = [_folded(eqn, constant)] * len(eqn.outvars)
+    known.update(v for v, f in zip(eqn.outvars, folded) if f)
     for v, o, m in zip(eqn.outvars, outs, made):
       env[v] = flush(np.asarray(o, v.aval.dtype), fired)
       producers[v] = m or (eqn.primitive.name, eqn.params, vals,
                            [producers.get(u) if type(u) is not Literal else None
                             for u in eqn.invars])
-  return ([read(v) for v in jaxpr.outvars],
-          [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
+  result = ([read(v) for v in jaxpr.outvars],
+            [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
+  if with_constant:
+    result += ([type(v) is Literal or v in known for v in jaxpr.outvars],)
+  return result
 
 
 # -- control flow, step by step, with the rewrites inside its bodies ------------------------------
 # A body's operands keep their producers where they are the same value on
 # every step (constants, a cond's operands): a rewrite may look through them.
 
-def _body(closed, vals, prods, fired, only):
+def _body(closed, vals, prods, fired, only, constant=()):
+  """A body's outputs, and which of them XLA knows at compile time."""
   jaxpr, consts = (closed.jaxpr, closed.consts) if hasattr(closed, "consts") else (closed, ())
   prods = list(prods) + [None] * (len(vals) - len(prods))
-  return emulate_jax(jaxpr, list(vals), consts, fired, prods, only)[0]
+  outs, _, folded = emulate_jax(jaxpr, list(vals), consts, fired, prods, only,
+                                list(constant), with_constant=True)
+  return outs, folded
 
 
-def _cond(params, vals, prods, fired, only):
+def _cond(params, vals, prods, fired, only, constant):
   branches = params["branches"]
   index = int(np.clip(np.asarray(vals[0]), 0, len(branches) - 1))
-  return _body(branches[index], vals[1:], prods[1:], fired, only)
+  # A known index: XLA inlines the branch, which sees the known operands.
+  known = constant[1:] if constant[0] else ()
+  outs, folded = _body(branches[index], vals[1:], prods[1:], fired, only, known)
+  return outs, [f and constant[0] for f in folded]
 
 
-def _while(params, vals, prods, fired, only):
+def _while(params, vals, prods, fired, only, constant):
   nc, nb = params["cond_nconsts"], params["body_nconsts"]
   cond_consts, body_consts, carry = vals[:nc], vals[nc:nc + nb], list(vals[nc + nb:])
   while bool(np.asarray(_body(params["cond_jaxpr"], cond_consts + carry, prods[:nc], fired,
-                              only)[0])):
+                              only)[0][0])):
     carry = _body(params["body_jaxpr"], body_consts + carry, prods[nc:nc + nb], fired,
-                  only)
-  return carry
+                  only)[0]
+  return carry, [False] * len(carry)
 
 
-def _scan(params, vals, prods, fired, only):
+def _scan(params, vals, prods, fired, only, constant):
   nc, ncarry, length = params["num_consts"], params["num_carry"], params["length"]
   consts, carry, xs = vals[:nc], list(vals[nc:nc + ncarry]), vals[nc + ncarry:]
   body = params["jaxpr"]
   ys = [None] * length
   for i in (reversed(range(length)) if params["reverse"] else range(length)):
     out = _body(body, consts + carry + [np.asarray(x)[i] for x in xs], prods[:nc], fired,
-                only)
+                only)[0]
     carry, ys[i] = out[:ncarry], out[ncarry:]
   stacked = [np.stack([y[k] for y in ys]) if length else np.zeros((0,) + a.shape, a.dtype)
              for k, a in enumerate(body.out_avals[ncarry:])]
-  return carry + stacked
+  return carry + stacked, [False] * (len(carry) + len(stacked))
 
 
 _CONTROL_FLOW = {"cond": _cond, "while": _while, "scan": _scan}

@@ -119,6 +119,13 @@ def _known(program, x64=False):
     # leaving only its padding value) in 64 bits
     (["v = lax.clz(lax.pad(x, np.int8(-3), [(0, 0, 0), (-1, 1, 0), (0, 0, 0)]))"],
      {"x": np.arange(6, dtype=np.int8).reshape(3, 1, 2) - 3}, True, "clz of a constant"),
+    # ... also without x64, of a value made from an integer x - x (which XLA
+    # makes 0), through a cond whose index is then known (seed 83)
+    (["v = lax.clz(~(x - x))"], {"x": np.array([8, -4, 1], np.int32)}, False,
+     "clz of a constant"),
+    (["z = x - x",
+      "v = lax.cond(jnp.max(z) > -3, lambda a: lax.clz(a - 5), lambda a: a, z)"],
+     {"x": np.array([8, -4, 1], np.int32)}, False, "clz of a constant"),
     # XLA: sqrt(x * x) is |x|, without the overflow
     (["v = jnp.sqrt(jnp.abs(x * x))"], {"x": np.array([-3.4e38, 2.0], np.float32)}, False,
      "sqrt(x*x)"),
