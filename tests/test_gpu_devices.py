@@ -261,6 +261,33 @@ def test_cumulative_reductions_run_as_kernels(gpu):
     assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
 
 
+@needs_cc
+def test_convolutions_run_on_the_device(gpu):
+  """Convolutions (and their gradients: more convolutions) run as im2col
+  products on the device arrays: nothing reaches the host."""
+  rng = np.random.RandomState(6)
+  x = rng.randn(4, 3, 12, 12).astype(np.float32)
+  w = rng.randn(5, 3, 3, 3).astype(np.float32)
+
+  def loss(w, x):
+    y = lax.conv_general_dilated(x, w, (2, 1), [(1, 1), (0, 2)], rhs_dilation=(1, 2))
+    z = lax.conv_general_dilated(jnp.tanh(y), w[:, :1].repeat(5, 1), (1, 1), "SAME",
+                                 feature_group_count=1)
+    return jnp.sum(z ** 2)
+
+  f = jax.jit(jax.value_and_grad(loss))
+  with config.override("purejax_backend", "cpu"):
+    want = f(w, x)
+  dev = jax.devices()[0]
+  args = [jax.device_put(a, dev) for a in (w, x)]
+  before = _counts(gpu)
+  got = f(*args)
+  assert before is None or _counts(gpu)[1] == before[1]
+  for g, v in zip(got, want):
+    assert g.device == dev
+    np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=2e-5, atol=1e-4)
+
+
 def test_arguments_on_two_gpus_are_refused(fake):
   x = jax.device_put(np.ones(3, np.float32), jax.devices()[0])
   y = jax.device_put(np.ones(3, np.float32), jax.devices()[1])

@@ -29,3 +29,11 @@ def stable_argsort(x):
   ``kind``)."""
   xp = of(x)
   return np.argsort(x, kind="stable") if xp is np else xp.argsort(x)
+
+
+def sliding_window_view(x, window_shape, axis):
+  """``numpy.lib.stride_tricks.sliding_window_view`` of NumPy's or CuPy's
+  array (NumPy 2 moved the function's module, which CuPy's dispatch looks
+  up by name)."""
+  xp = of(x)
+  return xp.lib.stride_tricks.sliding_window_view(x, window_shape, axis=axis)

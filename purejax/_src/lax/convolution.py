@@ -11,9 +11,8 @@ import operator
 from typing import NamedTuple
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.lax import utils
@@ -336,10 +335,11 @@ def _im2col_conv(lhs, rhs, dnums, padding, lhs_dilation, strides, rhs_dilation, 
 
   # The contraction's axis order: rhs's I and spatial axes as they lie in rhs.
   order = sorted([-1] + list(range(nsp)), key=lambda k: axes(rhs_spec, [k])[0])
+  xp = array_namespace.of(lhs, rhs)   # NumPy, or CuPy for a GPU's arrays
   x = np.transpose(lhs, [lhs_spec[0]] + axes(lhs_spec, order)).astype(compute, copy=False)
   config = [(0, 0, 0)] + [(0, 0, 0) if k < 0 else
                           (padding[k][0], padding[k][1], lhs_dilation[k] - 1) for k in order]
-  x = _pad_impl(x, np.zeros((), compute), padding_config=config)
+  x = _pad_impl(x, compute.type(0), padding_config=config)
   # rhs as (contraction axes..., O): a view when O is its last axis.
   w = np.transpose(rhs, axes(rhs_spec, order) + [rhs_spec[0]]).astype(compute, copy=False)
   n, o = x.shape[0], w.shape[-1]
@@ -351,8 +351,8 @@ def _im2col_conv(lhs, rhs, dnums, padding, lhs_dilation, strides, rhs_dilation, 
   g = max(groups, batch_groups)
   nb, og = n // batch_groups, o // g
   if 0 in (nb, o) + out_space:
-    return np.zeros((nb,) + out_space + (o,), compute)
-  if nsp == 1 and strides == (1,) and rhs_dilation == (1,) and n * o * i <= 16:
+    return xp.zeros((nb,) + out_space + (o,), compute)
+  if xp is np and nsp == 1 and strides == (1,) and rhs_dilation == (1,) and n * o * i <= 16:
     canon = np.moveaxis(x, 1 + order.index(-1), 1)
     out = _few_channel_conv_1d(canon, np.moveaxis(w, (-1, order.index(-1)), (0, 1)), g,
                                batch_groups)
@@ -361,7 +361,7 @@ def _im2col_conv(lhs, rhs, dnums, padding, lhs_dilation, strides, rhs_dilation, 
   pos = 2 + order.index(-1)   # where the feature group axis lands
   x = x.reshape((batch_groups, nb) + x.shape[1:pos - 1] + (groups, i) + x.shape[pos:])
   sp_axes = [2 + order.index(k) + (order.index(k) > order.index(-1)) for k in range(nsp)]
-  views = sliding_window_view(x, span, axis=sp_axes) if nsp else x
+  views = array_namespace.sliding_window_view(x, span, sp_axes) if nsp else x
   sl = [slice(None)] * views.ndim
   for k in range(nsp):
     sl[sp_axes[k]] = slice(None, None, strides[k])
@@ -387,7 +387,7 @@ def _im2col_conv(lhs, rhs, dnums, padding, lhs_dilation, strides, rhs_dilation, 
     if len(blocks) == 1:
       out = product(views).reshape((g, nb) + out_space + (og,))
     else:
-      out = np.empty((g, nb) + out_space + (og,), compute)
+      out = xp.empty((g, nb) + out_space + (og,), compute)
       for bs, ps in blocks:
         target = out[:, bs, ps] if nsp else out[:, bs]
         block = views[:, :, bs, ps] if nsp else views[:, :, bs]
@@ -410,12 +410,18 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                      rhs_dilation, feature_group_count, batch_group_count, compute)
   # channels-last (N, spatial..., O) -> the out_spec layout
   placed = [out_spec[0]] + list(out_spec[2:]) + [out_spec[1]]
-  out = np.transpose(out, np.argsort(placed))
+  out = np.transpose(out, tuple(int(a) for a in np.argsort(placed)))
   return _convert_impl(out, new_dtype=np.dtype(out_dtype), weak_type=False)
 
 
+def _on_gpu_arrays(eqn):
+  """Real operands: the GPU backend runs the im2col products on the device
+  arrays (cuBLAS; ``impl_on_gpu_arrays``, see dot_general_p)."""
+  return all(np.dtype(v.aval.dtype).kind in "fiu" for v in eqn.invars)
+
+
 conv_general_dilated_p = standard_primitive(
-    "conv_general_dilated", _conv_abstract_eval, _conv_impl)
+    "conv_general_dilated", _conv_abstract_eval, _conv_impl, impl_on_gpu_arrays=_on_gpu_arrays)
 conv_general_dilated_p.c_code = None   # a native step (backends/cpu/conv.py), not an expression
 # Float convolutions BLAS cannot take as they are (16-bit floats, operands of
 # another type than the result) compile as a product of the result's type.

@@ -8,7 +8,7 @@ transpose of an array stages nothing), so jaxprs print as JAX's do.
 """
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
 from purejax._src.interpreters.batching import not_mapped
@@ -458,8 +458,8 @@ def _pad_impl(x, padding_value, *, padding_config):
   lo_pos = [max(lo, 0) for lo, _, _ in padding_config]
   hi_pos = [max(hi, 0) for _, hi, _ in padding_config]
   spread = [_padded_size(d, 0, 0, i) for d, (_, _, i) in zip(x.shape, padding_config)]
-  buf = np.full([l + s + h for l, s, h in zip(lo_pos, spread, hi_pos)], padding_value,
-                dtype=x.dtype)
+  buf = array_namespace.of(x).full([l + s + h for l, s, h in zip(lo_pos, spread, hi_pos)],
+                                   padding_value, dtype=x.dtype)
   buf[tuple(slice(l, l + s, i + 1) for l, s, (_, _, i)
             in zip(lo_pos, spread, padding_config))] = x
   cut = tuple(slice(-min(lo, 0), n - (-min(hi, 0)))

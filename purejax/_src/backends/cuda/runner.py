@@ -3,7 +3,7 @@ cumulative reductions' CUDA kernels; ``scan``/``while``/``cond`` as host loops o
 code (``control_flow``); the other steps (``module.HostNumpyStep``) by
 their primitives' NumPy implementations, on the device arrays where those
 take CuPy's (``impl_on_gpu_arrays``: matrix products through cuBLAS,
-layout steps, gathers, scatters, one-key sorts), else on host copies, their results copied back (what
+layout steps, gathers, scatters, convolutions, one-key sorts), else on host copies, their results copied back (what
 cuSOLVER, cuFFT and CuPy's sort are still to do; named by
 ``describe()``).
 
