@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
@@ -87,7 +87,7 @@ def _monoid_primitive(name, op, identity, check=None, fast=None):
     out, = _fold([x], [init], lambda accs, xs: [op(accs[0], xs[0])], **params)
     return out
 
-  prim = standard_primitive(name, abstract_eval, impl)
+  prim = standard_primitive(name, abstract_eval, impl, impl_on_gpu_arrays=True)
   prim.c_code = None
   return prim
 
@@ -271,7 +271,7 @@ def _gather_impl(tangents, operand, *, select_prim, **params):
 
 
 select_and_gather_add_p = standard_primitive(
-    "select_and_gather_add", _gather_abstract_eval, _gather_impl)
+    "select_and_gather_add", _gather_abstract_eval, _gather_impl, impl_on_gpu_arrays=True)
 select_and_gather_add_p.c_code = None
 # Linear in the tangents; the operand only chooses.
 ad.defjvp(select_and_gather_add_p,
@@ -338,11 +338,11 @@ def _scatter_impl(source, operand, *, select_prim, window_dimensions, window_str
   fill = _select_fill(select_prim, operand.dtype)
   base = _base(operand, fill, padding, ones)
   slices = list(_offset_slices(source.shape, window_dimensions, window_strides, ones))
-  out = np.zeros(base.shape, source.dtype)
+  out = array_namespace.of(base).zeros(base.shape, source.dtype)
   if source.size:
     masks = _selected(base, slices, select_prim)
     add = np.logical_or if source.dtype == np.bool_ else np.add
-    zero = np.zeros((), source.dtype)
+    zero = source.dtype.type(0)
     if all(s >= w for s, w in zip(window_strides, window_dimensions)):
       # Windows do not overlap: each element gets at most one value (0 + v,
       # which turns -0.0 into +0.0 as XLA's sum does).
@@ -357,11 +357,12 @@ def _scatter_impl(source, operand, *, select_prim, window_dimensions, window_str
   if not any(lo or hi for lo, hi in padding):
     return out
   unpad = tuple((-lo, -hi, 0) for lo, hi in padding)
-  return _pad_impl(out, np.zeros((), source.dtype), padding_config=unpad)
+  return _pad_impl(out, source.dtype.type(0), padding_config=unpad)
 
 
+# (impl_on_gpu_arrays: these implementations run on CuPy's arrays too; see dot_general_p)
 select_and_scatter_add_p = standard_primitive(
-    "select_and_scatter_add", _scatter_abstract_eval, _scatter_impl)
+    "select_and_scatter_add", _scatter_abstract_eval, _scatter_impl, impl_on_gpu_arrays=True)
 select_and_scatter_add_p.c_code = None
 ad.defjvp(select_and_scatter_add_p,
           lambda g, s, x, **params: select_and_scatter_add_p.bind(g, x, **params), None)

@@ -10,13 +10,13 @@ the element XLA picks.  (With padding XLA sometimes walks the window in
 another order; only non-associative computations, and ties under
 forward-mode max pooling, can tell.)  Max/min pooling and its two
 derivatives take faster whole-array paths when no NaN or signed-zero tie
-can tell the difference.
+can tell the difference.  They also run on a GPU's (CuPy's) arrays.
 """
 import itertools
 
 import numpy as np
 
-from purejax._src import dtypes
+from purejax._src import array_namespace, dtypes
 from purejax._src.lax.convolution import _dilate_shape
 from purejax._src.lax.elementwise import ge_p
 from purejax._src.lax.reductions import _highest, _lowest
@@ -41,7 +41,7 @@ def _base(x, fill, padding, base_dilation):
   config = tuple((lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation))
   if all(c == (0, 0, 0) for c in config):
     return x
-  return _pad_impl(x, np.asarray(fill, x.dtype), padding_config=config)
+  return _pad_impl(x, x.dtype.type(fill), padding_config=config)
 
 
 def _offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
@@ -78,7 +78,7 @@ def _where_zero(mask, values):
   element, which is slow for the random masks of pooling."""
   u = _bits(values.dtype)
   if u is None:
-    return np.where(mask, values, np.zeros((), values.dtype))
+    return np.where(mask, values, values.dtype.type(0))
   return (values.view(u) & np.negative(mask.view(np.uint8), dtype=u)).view(values.dtype)
 
 
@@ -90,13 +90,14 @@ def _fold(xs, inits, step, window_dimensions, window_strides, padding, base_dila
   makes no difference)."""
   out_shape = reduce_window_shape_tuple(xs[0].shape, window_dimensions, window_strides,
                                         padding, base_dilation, window_dilation)
-  accs = [np.full(out_shape, init, x.dtype) for x, init in zip(xs, inits)]
+  xp = array_namespace.of(*xs)
+  accs = [xp.full(out_shape, init, x.dtype) for x, init in zip(xs, inits)]
   if not all(out_shape):
     return accs
   bases = [_base(x, init, padding, base_dilation) for x, init in zip(xs, inits)]
   real = None
   if skip_padding and bases[0] is not xs[0]:
-    real = _base(np.ones(xs[0].shape, bool), False, padding, base_dilation)
+    real = _base(xp.ones(xs[0].shape, bool), False, padding, base_dilation)
   with np.errstate(all="ignore"):
     for sl in _offset_slices(out_shape, window_dimensions, window_strides, window_dilation):
       new = step(accs, [b[sl] for b in bases])
@@ -118,7 +119,7 @@ def _fast_extremum(x, np_op, *, window_dimensions, window_strides, padding, base
   identity = _lowest(x.dtype) if np_op is np.maximum else _highest(x.dtype)
   base = _base(x, identity, padding, base_dilation)
   slices = _offset_slices(out_shape, window_dimensions, window_strides, window_dilation)
-  out = np.array(base[next(slices)])
+  out = base[next(slices)].copy()
   for sl in slices:
     np_op(out, base[sl], out=out)
   if dtypes.issubdtype(x.dtype, np.floating):
@@ -137,14 +138,15 @@ def _selected(base, slices, select_prim, never=None):
   found with whole-array NumPy ops; with NaNs XLA's sequential fold is
   followed literally (None for the caller's own).  Windows whose extremum
   equals ``never`` pick nothing."""
+  xp = array_namespace.of(base)
   extremum = np.maximum if select_prim is ge_p else np.minimum
-  best = np.array(base[slices[0]])
+  best = base[slices[0]].copy()
   for sl in slices[1:]:
     extremum(best, base[sl], out=best)
   if dtypes.issubdtype(best.dtype, np.inexact) and np.isnan(best).any():   # halves too
     if never is not None:
       return None
-    pick = np.zeros(best.shape, np.int32)
+    pick = xp.zeros(best.shape, np.int32)
     best = base[slices[0]]
     with np.errstate(invalid="ignore"):
       for j, sl in enumerate(slices[1:], start=1):
@@ -152,7 +154,7 @@ def _selected(base, slices, select_prim, never=None):
         best = np.where(keep, best, base[sl])
         pick = np.where(keep, pick, j)
     return [pick == j for j in range(len(slices))]
-  taken = np.zeros(best.shape, bool) if never is None else best == never
+  taken = xp.zeros(best.shape, bool) if never is None else best == never
   masks = []
   for sl in slices:
     mask = base[sl] == best
@@ -179,7 +181,7 @@ def _fast_gather(tangents, operand, select_prim, fill, *, window_dimensions, win
   masks = _selected(base, slices, select_prim, never=fill)
   if masks is None:
     return None
-  out = np.zeros(out_shape, u)
+  out = array_namespace.of(tbase).zeros(out_shape, u)
   for mask, sl in zip(masks, slices):   # disjoint masks: or-ing keeps the bits
     out |= _where_zero(mask, tbase[sl]).view(u)
   return out.view(tangents.dtype)

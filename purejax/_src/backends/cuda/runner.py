@@ -1,10 +1,11 @@
 """Runs a jitted jaxpr through its fusion plan on a GPU: the groups' and
-cumulative reductions' CUDA kernels; ``scan``/``while``/``cond`` as host loops over their bodies' GPU
-code (``control_flow``); the other steps (``module.HostNumpyStep``) by
-their primitives' NumPy implementations, on the device arrays where those
-take CuPy's (``impl_on_gpu_arrays``: matrix products through cuBLAS,
-layout steps, gathers, scatters, convolutions, one-key sorts), else on host copies, their results copied back (what
-cuSOLVER, cuFFT and CuPy's sort are still to do; named by
+cumulative reductions' CUDA kernels; ``scan``/``while``/``cond`` as host
+loops over their bodies' GPU code (``control_flow``); the other steps
+(``module.HostNumpyStep``) by their primitives' NumPy implementations, on
+the device arrays where those take CuPy's (``impl_on_gpu_arrays``: matrix
+products through cuBLAS, layout steps, gathers, scatters, convolutions,
+pooling, one-key sorts), else on host copies, their results copied back
+(linear algebra, FFT and sorts on several keys, still to do; named by
 ``describe()``).
 
 The GPU is a ``CupyDevice`` (CuPy arrays, kernels through NVRTC) or the
