@@ -55,11 +55,16 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
   keys = []
   for x in operands[:num_keys]:
     keys.extend(_keys_of(x, standardize=True))
-  if len(keys) == 1:
-    if array_namespace.of(keys[0]) is np:
-      order = np.argsort(keys[0], axis=dimension, kind="stable")
-    else:   # CuPy's argsort: a radix sort, stable
-      order = array_namespace.of(keys[0]).argsort(keys[0], axis=dimension)
+  xp = array_namespace.of(keys[0])
+  if xp is not np:
+    # CuPy's argsort is a stable radix sort: sorting by each key in turn,
+    # the least significant first, orders by all of them.
+    order = xp.argsort(keys[-1], axis=dimension)
+    for key in keys[-2::-1]:
+      step = xp.argsort(np.take_along_axis(key, order, axis=dimension), axis=dimension)
+      order = np.take_along_axis(order, step, axis=dimension)
+  elif len(keys) == 1:
+    order = np.argsort(keys[0], axis=dimension, kind="stable")
   else:
     # np.lexsort is stable and takes the primary key last.
     order = np.lexsort(keys[::-1], axis=dimension)
@@ -81,9 +86,10 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
 
 
 def _sorts_on_gpu_arrays(eqn):
-  """One key that is not complex: the GPU backend sorts on the device
+  """Keys that are not complex: the GPU backend sorts on the device
   (``impl_on_gpu_arrays``, see dot_general_p)."""
-  return eqn.params["num_keys"] == 1 and np.dtype(eqn.invars[0].aval.dtype).kind != "c"
+  keys = eqn.invars[:eqn.params["num_keys"]]
+  return all(np.dtype(v.aval.dtype).kind != "c" for v in keys)
 
 
 sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_impl,
