@@ -34,6 +34,14 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     dropping NaNs alone changes (or taking them as +-inf, or forgetting
     the elements before a slice's last NaN too) are accepted wherever
     purejax gives the plain value.
+(n) XLA:CPU contracts a float32 sum or difference with a product into a
+    fused multiply-add (one rounding): ``x - x * x`` near 1 differs from
+    NumPy's in the last bits of its small result (seed 85's big program 2).
+    Emulated with the product exact in float64 (two roundings: float64,
+    then float32, which in rare halfway cases is one ulp off a real FMA).
+    A division by a broadcast value whose numerator is a converted bool is
+    a select of the reciprocal, also through a while loop that runs once,
+    which XLA unrolls (seed 85's control program 12: ``0.0 / -0.0`` is 0).
 (m) An XLA bug: a dynamic_update_slice whose update is made of its
     operand's elements (``jnp.resize(x, (3,))``, after a gather) may be done
     in place, reading the update from the buffer being written, so later
@@ -298,11 +306,25 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
           fired.add("convert(bool) * x simplified")
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
-    if name == "div" and kind == "f" and prods[1] and prods[1][0] == "broadcast_in_dim":
+    # (A scalar literal dividing an array is a broadcast constant in HLO.)
+    literal = (name == "div" and type(eqn.invars[1]) is Literal and out.shape != ())
+    if name == "div" and kind == "f" and (literal or (
+        prods[1] and prods[1][0] == "broadcast_in_dim")):
       one = np.ones((), out.dtype)
-      reciprocal = _flushed((one / np.asarray(prods[1][2][0])).astype(out.dtype), fired)
+      divisor = vals[1] if literal else prods[1][2][0]
+      reciprocal = _flushed((one / np.asarray(divisor)).astype(out.dtype), fired)
       fired.add("division by a broadcast is a product by its reciprocal")
-      return (np.asarray(vals[0]) * _broadcast_like(reciprocal, prods[1])).astype(out.dtype)
+      factor = (np.broadcast_to(reciprocal, out.shape) if literal
+                else _broadcast_like(reciprocal, prods[1]))
+      pred = _bool_source(prods[0])
+      if pred is not None:   # and that product with a converted bool a select
+        fired.add("convert(bool) * x simplified")
+        return np.where(pred, factor, 0).astype(out.dtype)
+      return (np.asarray(vals[0]) * factor).astype(out.dtype)
+    if name in ("add", "sub") and out.dtype == np.float32:
+      products = [p for p in prods if p and p[0] == "mul"]
+      if len(products) == 1:
+        return _fused_multiply_add(name, vals, prods, products[0], fired)
     if name == "sqrt" and kind == "f" and prods[0]:
       hit = _sqrt_of_square(prods[0], out.shape)
       if hit is not None:
@@ -347,6 +369,30 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       return numpy_backend.jit_impl(_BROADCAST)(piece, shape=tuple(sizes),
                                                 broadcast_dimensions=dims, sharding=None)
   return None
+
+
+def _bool_source(producer):
+  """The booleans a float value was converted from (also broadcast), or None."""
+  if producer and producer[0] == "broadcast_in_dim" and producer[3][0]:
+    inner = _bool_source(producer[3][0])
+    return None if inner is None else _broadcast_like(inner, producer)
+  if producer and producer[0] == "convert_element_type" and \
+      np.asarray(producer[2][0]).dtype == np.bool_:
+    return np.asarray(producer[2][0])
+  return None
+
+
+def _fused_multiply_add(name, vals, prods, product, fired):
+  """(n) A float32 sum or difference with one product, fused: the product
+  exact (in float64, where a float32 product always is), one rounding."""
+  a, b = (np.asarray(v, np.float64) for v in product[2][:2])
+  exact = a * b
+  first, second = [exact if p is product else np.asarray(v, np.float64)
+                   for v, p in zip(vals, prods)]
+  with np.errstate(all="ignore"):
+    out = (first + second if name == "add" else first - second).astype(np.float32)
+  fired.add("a product and a sum fused (FMA)")
+  return out
 
 
 def _merged_slice(x, starts, window, outer_starts, sizes):
@@ -566,8 +612,8 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       folded = [_folded(eqn, constant)]
     elif eqn.primitive.name in _CONTROL_FLOW:
       prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
-      outs, folded = _CONTROL_FLOW[eqn.primitive.name](eqn.params, vals, prods, fired, only,
-                                                       constant)
+      outs, folded, made = _CONTROL_FLOW[eqn.primitive.name](eqn.params, vals, prods, fired,
+                                                             only, constant)
     elif param and eqn.params.get(param) is not None:
       closed = eqn.params[param]
       inner = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
@@ -597,12 +643,13 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
 # every step (constants, a cond's operands): a rewrite may look through them.
 
 def _body(closed, vals, prods, fired, only, constant=()):
-  """A body's outputs, and which of them XLA knows at compile time."""
+  """A body's outputs, which of them XLA knows at compile time, and what
+  produced them."""
   jaxpr, consts = (closed.jaxpr, closed.consts) if hasattr(closed, "consts") else (closed, ())
   prods = list(prods) + [None] * (len(vals) - len(prods))
-  outs, _, folded = emulate_jax(jaxpr, list(vals), consts, fired, prods, only,
-                                list(constant), with_constant=True)
-  return outs, folded
+  outs, made, folded = emulate_jax(jaxpr, list(vals), consts, fired, prods, only,
+                                   list(constant), with_constant=True)
+  return outs, folded, made
 
 
 def _cond(params, vals, prods, fired, only, constant):
@@ -610,18 +657,27 @@ def _cond(params, vals, prods, fired, only, constant):
   index = int(np.clip(np.asarray(vals[0]), 0, len(branches) - 1))
   # A known index: XLA inlines the branch, which sees the known operands.
   known = constant[1:] if constant[0] else ()
-  outs, folded = _body(branches[index], vals[1:], prods[1:], fired, only, known)
-  return outs, [f and constant[0] for f in folded]
+  outs, folded, _ = _body(branches[index], vals[1:], prods[1:], fired, only, known)
+  return outs, [f and constant[0] for f in folded], [None] * len(outs)
 
 
 def _while(params, vals, prods, fired, only, constant):
   nc, nb = params["cond_nconsts"], params["body_nconsts"]
   cond_consts, body_consts, carry = vals[:nc], vals[nc:nc + nb], list(vals[nc + nb:])
+  init, steps = carry, 0
   while bool(np.asarray(_body(params["cond_jaxpr"], cond_consts + carry, prods[:nc], fired,
                               only)[0][0])):
     carry = _body(params["body_jaxpr"], body_consts + carry, prods[nc:nc + nb], fired,
                   only)[0]
-  return carry, [False] * len(carry)
+    steps += 1
+  made = [None] * len(carry)
+  if steps == 1:
+    # A loop that runs once XLA unrolls (its trip count known): the step
+    # again with the initial values' producers, so that later rewrites see
+    # through it (seed 85's control program 12).
+    carry, _, made = _body(params["body_jaxpr"], body_consts + init,
+                           prods[nc:nc + nb] + list(prods[nc + nb:]), fired, only)
+  return carry, [False] * len(carry), made
 
 
 def _scan(params, vals, prods, fired, only, constant):
@@ -635,7 +691,8 @@ def _scan(params, vals, prods, fired, only, constant):
     carry, ys[i] = out[:ncarry], out[ncarry:]
   stacked = [np.stack([y[k] for y in ys]) if length else np.zeros((0,) + a.shape, a.dtype)
              for k, a in enumerate(body.out_avals[ncarry:])]
-  return carry + stacked, [False] * (len(carry) + len(stacked))
+  return carry + stacked, [False] * (len(carry) + len(stacked)), [None] * (len(carry)
+                                                                          + len(stacked))
 
 
 _CONTROL_FLOW = {"cond": _cond, "while": _while, "scan": _scan}

@@ -126,6 +126,14 @@ def _known(program, x64=False):
     (["z = x - x",
       "v = lax.cond(jnp.max(z) > -3, lambda a: lax.clz(a - 5), lambda a: a, z)"],
      {"x": np.array([8, -4, 1], np.int32)}, False, "clz of a constant"),
+    # XLA:CPU fuses x - x * x into an FMA (seed 85's big program 2)
+    (["v = x - x * x"], {"x": np.array([0.9974337, 1.0007457, 2.0], np.float32)}, False,
+     "FMA"),
+    # ... and x / -0.0 is x * -inf, with x a converted bool a select giving 0,
+    # also through a while loop that runs once (seed 85's control program 12)
+    (["v = lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, "
+      "jnp.broadcast_to((~t).astype(jnp.float32), (3, 2))), (jnp.int32(0), x))[1] / -0.0"],
+     {"x": np.ones((3, 2), np.float32), "t": np.array(True)}, False, "convert(bool)"),
     # XLA: sqrt(x * x) is |x|, without the overflow
     (["v = jnp.sqrt(jnp.abs(x * x))"], {"x": np.array([-3.4e38, 2.0], np.float32)}, False,
      "sqrt(x*x)"),
