@@ -94,7 +94,9 @@ when ``v`` is an input).
     the sum clamped once against the operand (a start into a dimension of
     length 1 taken as 0); eager JAX and purejax clamp each slice.  Checked
     against JAX over starts of both signs (seeds 73 and 75's index
-    programs).
+    programs).  A gather of one window (``x[jnp.array([i])]``) is such an
+    outer dynamic_slice: XLA makes it one first (seed 87's index program
+    9, with x64).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -356,6 +358,11 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       # dimension of length 1 can only be 0.
       fired.add("nested dynamic_slice merged")
       return _merged_slice(x, starts, window, vals[1:], sizes)
+    if name == "gather" and prods[0] and prods[0][0] == "dynamic_slice":
+      piece = _one_window_gather(eqn, vals, prods[0])
+      if piece is not None:
+        fired.add("nested dynamic_slice merged")
+        return piece.reshape(out.shape)
     if name == "dynamic_slice" and prods[0] and prods[0][0] == "broadcast_in_dim" \
         and prods[0][3][0] and prods[0][3][0][0] == "dynamic_slice":
       # ... also through a broadcast, which XLA first moves after the slice
@@ -404,6 +411,23 @@ def _merged_slice(x, starts, window, outer_starts, sizes):
                                      (int(np.asarray(b)) for b in outer_starts),
                                      np.shape(x), window, sizes)]
   return numpy_backend.jit_impl(dynamic_slice_p)(x, *merged, slice_sizes=tuple(sizes))
+
+
+def _one_window_gather(eqn, vals, inner):
+  """(h) A gather of one window from a dynamic_slice's result: XLA makes it
+  a dynamic_slice, then merges the two (seed 87's index program 9, with
+  x64); None for other gathers."""
+  from purejax._src.lax.gather import GatherScatterMode
+  p, idx = eqn.params, np.asarray(vals[1])
+  dn = p["dimension_numbers"]
+  if dn.operand_batching_dims or idx.size != len(dn.start_index_map) or p["mode"] not in (
+      GatherScatterMode.CLIP, GatherScatterMode.PROMISE_IN_BOUNDS):
+    return None
+  outer = [0] * np.ndim(vals[0])
+  for k, d in enumerate(dn.start_index_map):
+    outer[d] = idx.reshape(-1)[k]
+  return _merged_slice(inner[2][0], inner[2][1:], np.shape(vals[0]), outer,
+                       p["slice_sizes"])
 
 
 def _nan_dropping(eqn, vals, fired, fill=None):

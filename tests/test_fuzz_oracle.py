@@ -126,6 +126,12 @@ def _known(program, x64=False):
     (["z = x - x",
       "v = lax.cond(jnp.max(z) > -3, lambda a: lax.clz(a - 5), lambda a: a, z)"],
      {"x": np.array([8, -4, 1], np.int32)}, False, "clz of a constant"),
+    # ... also a gather of one window, which XLA makes a dynamic_slice first
+    # (seed 87's index program 9)
+    (["w = lax.dynamic_slice(x, (a, a, 3), (11, 2, 23))",
+      "v = w[jnp.array([-12]), jnp.array([0])]"],
+     {"x": np.arange(13 * 3 * 31, dtype=np.int32).reshape(13, 3, 31), "a": np.int64(1)}, True,
+     "nested dynamic_slice"),
     # XLA:CPU fuses x - x * x into an FMA (seed 85's big program 2)
     (["v = x - x * x"], {"x": np.array([0.9974337, 1.0007457, 2.0], np.float32)}, False,
      "FMA"),
