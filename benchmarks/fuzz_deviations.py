@@ -39,9 +39,12 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     NumPy's in the last bits of its small result (seed 85's big program 2).
     Emulated with the product exact in float64 (two roundings: float64,
     then float32, which in rare halfway cases is one ulp off a real FMA).
-    A division by a broadcast value whose numerator is a converted bool is
+    A division by a broadcast value (or by a scalar XLA knows: a literal,
+    a constant passed into a call) whose numerator is a converted bool is
     a select of the reciprocal, also through a while loop that runs once,
-    which XLA unrolls (seed 85's control program 12: ``0.0 / -0.0`` is 0).
+    which XLA unrolls (seed 85's control program 12: ``0.0 / -0.0`` is 0),
+    or through a select on a known predicate (jnp.floor_divide by -0.0,
+    seed 86's edges program 15: ``0 // -0.0`` is -1).
 (m) An XLA bug: a dynamic_update_slice whose update is made of its
     operand's elements (``jnp.resize(x, (3,))``, after a gather) may be done
     in place, reading the update from the buffer being written, so later
@@ -308,8 +311,9 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
           fired.add("convert(bool) * x simplified")
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
-    # (A scalar literal dividing an array is a broadcast constant in HLO.)
-    literal = (name == "div" and type(eqn.invars[1]) is Literal and out.shape != ())
+    # (A known scalar dividing an array is a broadcast constant in HLO.)
+    literal = (name == "div" and out.shape != () and np.ndim(vals[1]) == 0
+               and any(constant[1:2]))
     if name == "div" and kind == "f" and (literal or (
         prods[1] and prods[1][0] == "broadcast_in_dim")):
       one = np.ones((), out.dtype)
@@ -379,7 +383,12 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
 
 
 def _bool_source(producer):
-  """The booleans a float value was converted from (also broadcast), or None."""
+  """The booleans a float value was converted from (also broadcast, or
+  chosen by a select on one predicate, which XLA folds when it is known:
+  jnp.floor_divide's by a zero constant, seed 86), or None."""
+  if producer and producer[0] == "select_n" and np.ndim(producer[2][0]) == 0:
+    chosen = producer[3][1 + int(np.asarray(producer[2][0]))]
+    return _bool_source(chosen)
   if producer and producer[0] == "broadcast_in_dim" and producer[3][0]:
     inner = _bool_source(producer[3][0])
     return None if inner is None else _broadcast_like(inner, producer)

@@ -140,6 +140,10 @@ def _known(program, x64=False):
     (["v = lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, "
       "jnp.broadcast_to((~t).astype(jnp.float32), (3, 2))), (jnp.int32(0), x))[1] / -0.0"],
      {"x": np.ones((3, 2), np.float32), "t": np.array(True)}, False, "convert(bool)"),
+    # ... jnp.floor_divide by a zero constant divides x itself (XLA folds its
+    # select on the constant), a converted bool: 0 // -0.0 is -1 (seed 86)
+    (["v = jnp.floor_divide(b.astype(jnp.float32), -0.0)"],
+     {"b": np.array([False, True, False])}, False, "convert(bool)"),
     # XLA: sqrt(x * x) is |x|, without the overflow
     (["v = jnp.sqrt(jnp.abs(x * x))"], {"x": np.array([-3.4e38, 2.0], np.float32)}, False,
      "sqrt(x*x)"),
