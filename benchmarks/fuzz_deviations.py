@@ -39,6 +39,8 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     NumPy's in the last bits of its small result (seed 85's big program 2).
     Emulated with the product exact in float64 (two roundings: float64,
     then float32, which in rare halfway cases is one ulp off a real FMA).
+    A division by a broadcast value is such a product (by the reciprocal):
+    ``x / -3 + y`` is 6e-8 where NumPy gives 0 (seed 88's edges program 7).
     A division by a broadcast value (or by a scalar XLA knows: a literal,
     a constant passed into a call) whose numerator is a converted bool is
     a select of the reciprocal, also through a while loop that runs once,
@@ -311,9 +313,8 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
           fired.add("convert(bool) * x simplified")
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
-    # (A known scalar dividing an array is a broadcast constant in HLO.)
-    literal = (name == "div" and out.shape != () and np.ndim(vals[1]) == 0
-               and any(constant[1:2]))
+    # (A scalar dividing an array is a broadcast in HLO.)
+    literal = name == "div" and out.shape != () and np.ndim(vals[1]) == 0
     if name == "div" and kind == "f" and (literal or (
         prods[1] and prods[1][0] == "broadcast_in_dim")):
       one = np.ones((), out.dtype)
@@ -328,7 +329,7 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         return np.where(pred, factor, 0).astype(out.dtype)
       return (np.asarray(vals[0]) * factor).astype(out.dtype)
     if name in ("add", "sub") and out.dtype == np.float32:
-      products = [p for p in prods if p and p[0] == "mul"]
+      products = [p for p in prods if _product(p) is not None]
       if len(products) == 1:
         return _fused_multiply_add(name, vals, prods, products[0], fired)
     if name == "sqrt" and kind == "f" and prods[0]:
@@ -398,10 +399,28 @@ def _bool_source(producer):
   return None
 
 
+def _product(producer):
+  """The float32 factors of a product (also of a division by a broadcast
+  value, which XLA makes a product by its reciprocal), or None."""
+  if not producer or producer[0] not in ("mul", "div") or \
+      np.asarray(producer[2][0]).dtype != np.float32:
+    return None
+  if any(_bool_source(p) is not None for p in producer[3][:1 + (producer[0] == "mul")]):
+    return None   # a converted bool times x is a select, not a product
+  if producer[0] == "mul":
+    return producer[2][0], producer[2][1]
+  divisor = producer[2][1] if len(producer[2]) > 1 else None
+  if producer[0] == "div" and np.shape(producer[2][0]) != () and (
+      np.ndim(divisor) == 0 or (producer[3][1] and producer[3][1][0] == "broadcast_in_dim")):
+    with np.errstate(all="ignore"):
+      return producer[2][0], (np.float32(1) / np.asarray(divisor)).astype(np.float32)
+  return None
+
+
 def _fused_multiply_add(name, vals, prods, product, fired):
   """(n) A float32 sum or difference with one product, fused: the product
   exact (in float64, where a float32 product always is), one rounding."""
-  a, b = (np.asarray(v, np.float64) for v in product[2][:2])
+  a, b = (np.asarray(v, np.float64) for v in _product(product))
   exact = a * b
   first, second = [exact if p is product else np.asarray(v, np.float64)
                    for v, p in zip(vals, prods)]

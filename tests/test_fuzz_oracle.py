@@ -135,6 +135,10 @@ def _known(program, x64=False):
     # XLA:CPU fuses x - x * x into an FMA (seed 85's big program 2)
     (["v = x - x * x"], {"x": np.array([0.9974337, 1.0007457, 2.0], np.float32)}, False,
      "FMA"),
+    # ... also with a division by a scalar, a product by its reciprocal
+    # (seed 88's edges program 7: 6 / -3 + 2 is 6e-8)
+    (["v = y / -3 + x"], {"x": np.array([2.0, 1.0, 4.0], np.float32),
+                          "y": np.array([6, 3, 12], np.int8)}, False, "FMA"),
     # ... and x / -0.0 is x * -inf, with x a converted bool a select giving 0,
     # also through a while loop that runs once (seed 85's control program 12)
     (["v = lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 1, "

@@ -364,6 +364,11 @@ def test_take_like_numpy():
   _same(jnp.take(M, np.array([5, -9, 1]), axis=1, mode="wrap"),
         np.take(M, [5, -9, 1], axis=1, mode="wrap"))
   _same(jnp.take(M, 3), np.take(M, 3))
+  # wrap makes the axis size in the indices' dtype, as JAX: 257 overflows int8
+  long = np.arange(257.0, dtype=np.float32)
+  _same(jnp.take(long[:100], np.array([-1, 105], np.int8), mode="wrap"), long[[99, 5]])
+  with pytest.raises(OverflowError, match="257 out of bounds for int8"):
+    jnp.take(long, np.array([1], np.int8), mode="wrap")
   out = jnp.take(M, jnp.array([1, 20, -30]))
   assert out.dtype == np.float32 and np.isnan(np.asarray(out)[1:]).all()
   assert jnp.take(M.astype(np.int32), jnp.array([20])).tolist() == [-2 ** 31]

@@ -53,7 +53,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
   elif mode == "raise":
     raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
   elif mode == "wrap":
-    indices = ufuncs.mod(indices, lax.convert_element_type(size, util.aval_of(indices).dtype))
+    # The axis size in the indices' dtype, as JAX makes it: NumPy raises
+    # OverflowError where it does not fit (257 for int8 indices).
+    indices = ufuncs.mod(indices, np.array(size, util.aval_of(indices).dtype))
     gather_mode = GatherScatterMode.PROMISE_IN_BOUNDS
   elif mode == "clip":
     gather_mode = GatherScatterMode.CLIP
