@@ -314,14 +314,14 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
     # (A scalar dividing an array is a broadcast in HLO.)
-    literal = name == "div" and out.shape != () and np.ndim(vals[1]) == 0
-    if name == "div" and kind == "f" and (literal or (
+    scalar = name == "div" and out.shape != () and np.ndim(vals[1]) == 0
+    if name == "div" and kind == "f" and (scalar or (
         prods[1] and prods[1][0] == "broadcast_in_dim")):
       one = np.ones((), out.dtype)
-      divisor = vals[1] if literal else prods[1][2][0]
+      divisor = vals[1] if scalar else prods[1][2][0]
       reciprocal = _flushed((one / np.asarray(divisor)).astype(out.dtype), fired)
       fired.add("division by a broadcast is a product by its reciprocal")
-      factor = (np.broadcast_to(reciprocal, out.shape) if literal
+      factor = (np.broadcast_to(reciprocal, out.shape) if scalar
                 else _broadcast_like(reciprocal, prods[1]))
       pred = _bool_source(prods[0])
       if pred is not None:   # and that product with a converted bool a select

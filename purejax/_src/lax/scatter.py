@@ -164,9 +164,7 @@ def _fold_in_rounds(ufunc, out, positions, values):
   (atomics) would fold repeated positions in a varying order: round ``r``
   folds the ``r``-th occurrence of each position, so every position sees
   its updates in scatter order, as NumPy's ``at`` (the same bits)."""
-  counts = _occurrences(positions)
-  for r in range(int(counts.max()) + 1 if counts.size else 0):
-    at = counts == r
+  for at in _rounds(positions):
     where = positions[at]
     out[where] = ufunc(out[where], values[at])
 
@@ -175,9 +173,7 @@ def _complex_extremum_at(out, positions, values, is_max):
   """XLA's complex max/min folds each update into ``out`` in scatter order
   (its rule keeps the new value on ties and NaNs: the order matters), one
   round per occurrence of a position."""
-  counts = _occurrences(positions)
-  for r in range(int(counts.max()) + 1 if counts.size else 0):
-    at = counts == r
+  for at in _rounds(positions):
     out[positions[at]] = complex_extremum.combine(out[positions[at]], values[at], is_max)
 
 
@@ -190,6 +186,14 @@ def _order_signed_zeros(out, operand, positions, values, is_max):
   hit[positions[(values == 0) & (np.signbit(values) == wanted_sign)]] = True
   fix = hit & (out == 0)
   out[fix] = -0.0 if wanted_sign else 0.0
+
+
+def _rounds(positions):
+  """Masks of ``positions``, round by round: round ``r`` holds each
+  position's ``r``-th occurrence (no position twice in a round)."""
+  counts = _occurrences(positions)
+  for r in range(int(counts.max()) + 1 if counts.size else 0):
+    yield counts == r
 
 
 def _occurrences(positions):
@@ -226,10 +230,9 @@ def _scatter_impl(operand, indices, updates, *, update_jaxpr, update_consts,
       flat[positions[last]] = values[last]
     return out
   # A general combiner is applied once per occurrence, in rounds.
-  counts = _occurrences(positions)
-  for r in range(int(counts.max()) + 1 if counts.size else 0):
-    at = positions[counts == r]
-    flat[at] = _apply_jaxpr(update_jaxpr, update_consts, flat[at], values[counts == r])
+  for at in _rounds(positions):
+    where = positions[at]
+    flat[where] = _apply_jaxpr(update_jaxpr, update_consts, flat[where], values[at])
   return out
 
 

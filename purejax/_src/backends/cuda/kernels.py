@@ -87,7 +87,7 @@ class _Reduction:
   merge operator), the statements folding value ``val`` in, merging two
   scratch slots, and the final store."""
 
-  def __init__(self, eqn, out, val, first_scratch):
+  def __init__(self, eqn, out, val, first_scratch, lanes):
     self.eqn, self.out, self.val = eqn, out, val
     name, x = eqn.primitive.name, eqn.invars[0].aval.dtype
     self.arg = name in ("argmax", "argmin")
@@ -102,12 +102,8 @@ class _Reduction:
       self.accs = self.reducer.accs
     self.scratch = list(range(first_scratch, first_scratch + len(self.accs)))
     self.names = [f"a{k}" for k in self.scratch]
-    self.runs = False   # whether a lane folds float32 runs first (set by the layout)
-
-  def set_layout(self, lanes):
-    x = self.eqn.invars[0].aval.dtype
-    self.runs = (self.eqn.primitive.name == "reduce_sum"
-                 and np.dtype(x) in reduction_order.ORDERED_DTYPES
+    # Whether each lane folds float32 runs first (``lanes``: the layout's).
+    self.runs = (name == "reduce_sum" and np.dtype(x) in reduction_order.ORDERED_DTYPES
                  and reduction_order.folds_runs(x, "+", lanes))
 
   def folds(self, at):
@@ -171,9 +167,10 @@ class _Builder(KernelValues):
         stores.append((self._out(v), self.ix(flatten(ident, shape)),
                        codegen_ops.store(val, v.aval.dtype)))
     reductions, nscratch = [], 0
+    lanes = reduction_order.layout(self.sizes, g.axes)[1] if g.axes is not None else 1
     for e in g.reductions:
       if e.outvars[0] in g.outputs:
-        r = _Reduction(e, e.outvars[0], self.value(e.invars[0], ident), nscratch)
+        r = _Reduction(e, e.outvars[0], self.value(e.invars[0], ident), nscratch, lanes)
         reductions.append(r)
         nscratch += len(r.accs)
     body = self.body + [f"{o}[{w}] = {v};" for o, w, v in stores]
@@ -232,8 +229,6 @@ class _Builder(KernelValues):
     inner += run_variables(nest, kept_runs, "m")
     inner += [f"{ct} {nm} = {init};" for r in reductions
               for nm, (ct, init, _) in zip(r.names, r.accs)]
-    for r in reductions:
-      r.set_layout(step)
     runs = [r.names[0] for r in reductions if r.runs]
     # reduction_order's runs: each RUN elements of the lane folded in float32.
     flush = [f"{nm} += {nm}r; {nm}r = 0.0f;" for nm in runs]
