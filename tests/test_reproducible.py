@@ -207,17 +207,53 @@ def test_whole_array_sums_follow_the_order_on_any_thread_count(n):
 # NCHW batch norm): the innermost reduced run a multiple of the lanes (one
 # row per chunk of lanes, blocks of several rows, rows of several blocks)
 # or not.
-@pytest.mark.parametrize("shape,axes", [((256, 64, 256), (0, 2)), ((3, 40, 8192), (0, 2)),
-                                        ((33, 7, 4160), (0, 2)), ((9, 16, 30, 64), (0, 2, 3)),
-                                        ((20, 12, 100), (0, 2))])
+# Tiles of outputs read whole rows (row_tiles): rows of whole runs (8192,
+# 3072 across blocks), runs of whole rows (256, 128), neither (4160, 1920);
+# two kept runs (axes 1 and 3).
+AROUND = [((256, 64, 256), (0, 2)), ((3, 40, 8192), (0, 2)), ((33, 7, 4160), (0, 2)),
+          ((9, 16, 30, 64), (0, 2, 3)), ((20, 12, 100), (0, 2)), ((5, 6, 3072), (0, 2)),
+          ((70, 50, 128), (0, 2)), ((3, 40, 7, 64), (1, 3))]
+
+
+@pytest.mark.parametrize("shape,axes", AROUND)
 def test_sums_over_axes_around_a_kept_one_follow_the_order(shape, axes):
   x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
   want = reduction_order.ordered_reduce(x, axes, "+")
+  want64 = reduction_order.ordered_reduce(x.astype(np.float64), axes, "+")
+  p = 1 + x[..., :] * np.float32(1e-3)
+  want_p = reduction_order.ordered_reduce(p, axes, "*")
   for threads in (1, 3):
     with config.override("purejax_num_threads", threads), \
          config.override("purejax_compile_sync", True):
       got = jax.jit(lambda x: x.sum(axes))(x)
+      got_p = jax.jit(lambda p: jnp.prod(p, axes))(p)
+      with config.override("jax_enable_x64", True):
+        got64 = jax.jit(lambda x: x.sum(axes))(x.astype(np.float64))
     assert np.asarray(got).tobytes() == want.tobytes()
+    assert np.asarray(got_p).tobytes() == want_p.tobytes()
+    assert np.asarray(got64).tobytes() == want64.tobytes()
+
+
+@pytest.mark.parametrize("shape,axes", AROUND[:3] + AROUND[-2:])
+def test_fused_reductions_around_a_kept_one_agree_across_tiers_and_threads(shape, axes):
+  rng = np.random.default_rng(5)
+  x = rng.standard_normal(shape).astype(np.float32)
+  scale = rng.standard_normal(shape[-1]).astype(np.float32)
+
+  def f(x, scale):
+    y = jnp.tanh(x * scale + 1)
+    return y.sum(axes), (y * y).sum(axes), jnp.mean(x, axes), jnp.var(x, axes)
+
+  want = reduction_order.ordered_reduce(np.tanh(x * scale + 1), axes, "+")
+  results = set()
+  for threads in (1, 2, 3):
+    with config.override("purejax_num_threads", threads):
+      first, later, _ = _tiers(f, x, scale)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(first, later))
+    results.add(b"".join(np.asarray(r).tobytes() for r in first + later))
+    # jit's tanh rounds as the C code's does (within an ulp of NumPy's).
+    np.testing.assert_allclose(np.asarray(later[0]), want, rtol=1e-5, atol=1e-4)
+  assert len(results) == 1
 
 
 @pytest.mark.parametrize("shapes", [((1000, 700), (700, 1001)), ((3, 130, 333), (3, 333, 70)),

@@ -22,15 +22,16 @@ import re
 
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops, column_reductions
+from purejax._src.backends.cpu import codegen_ops, column_reductions, row_tiles
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, run_variables, unflatten)
 from purejax._src.backends.cpu.lane_tree import (
-    block_final, block_merge, block_stack_decls, is_ordered, lane_tree)
+    block_final, block_merge, block_stack_decls, is_ordered, lane_tree, run_end_flush,
+    run_flush, run_names)
 from purejax._src.config import thread_count
 from purejax._src.jaxpr import Literal
 from purejax._src.lax import reduction_order
-from purejax._src.lax.reduction_order import BLOCK, LANES, RUN
+from purejax._src.lax.reduction_order import BLOCK, LANES
 
 PARALLEL_MIN_POINTS = 1 << 15
 _MAX_BLOCK = 512   # accumulators per block when reducing over outer axes
@@ -455,6 +456,8 @@ class _KernelBuilder(KernelValues):
     if (not outer and parallel and any(is_ordered(d) for d in decls) and not second[0]
         and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
       return self._ordered_chunks(nest, red, decls, body + folds) + finals
+    if prologue is None and row_tiles.applies(nest, outer, red, decls, second):
+      return row_tiles.emit(self, nest, outer, red, decls, body + folds, finals, parallel)
     lines = []
     if outer and parallel:
       lines += self.pragma("parallel for" + (f" collapse({len(outer)})"
@@ -520,14 +523,10 @@ class _KernelBuilder(KernelValues):
              f"rlo + {BLOCK} : {n};"]
     lines.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
     lines += [f"{nm}[rl] = {init};" for _, nm, init, _ in lanes] + ["}"]
-    runs = [nm for _, nm, _, (kind, _, _) in lanes if kind == "runs"]
+    runs = run_names(lanes)
     lines += [f"float {nm}r[{LANES}] = {{0}};" for nm in runs]
-    # A run's float32 lanes added to the float64 ones, then cleared (an
-    # extra flush of cleared lanes adds +0: no change).
-    flush = ([f"for (int rl = 0; rl < {LANES}; rl++) {{"]
-             + [f"{nm}[rl] += {nm}r[rl]; {nm}r[rl] = 0;" for nm in runs] + ["}"]) if runs else []
-    run_end = lambda at: ([f"if ((({at}) + {LANES}) % {RUN * LANES} == 0) {{"] + flush + ["}"]
-                          if runs else [])
+    flush = run_flush(runs)
+    run_end = lambda at: run_end_flush(runs, at)
     inner = nest.run_size(red[-1][1]) if red else 1
     vector = (self.pragma(f"simd {clauses}") if simd else [])
     vector.append(f"for (int rl = 0; rl < {LANES}; rl++) {{")
@@ -541,10 +540,7 @@ class _KernelBuilder(KernelValues):
       lines.append(f"const int64_t clo = rlo > ro * {inner} ? rlo - ro * {inner} : 0;")
       lines.append(f"const int64_t chi = rhi < (ro + 1) * {inner} ? rhi - ro * {inner} : "
                    f"{inner};")
-      lines.append(f"for (int64_t {var}_start = clo; {var}_start < chi; "
-                   f"{var}_start += {LANES}) {{")
-      lines += vector + [f"const int64_t {var} = {var}_start + rl;"] + body + ["}"]
-      lines += run_end(f"ro * {inner} + {var}_start") + ["}", "}"]
+      lines += row_tiles.run_segments(inner, var, body, runs, "ro", vector) + ["}"]
       return lines + flush + lane_tree(lanes, "")
     lines.append("int64_t rr = rlo;")
     lines.append(f"for (; rr + {LANES} <= rhi; rr += {LANES}) {{")

@@ -8,12 +8,35 @@ operator): the operator is a simd reduction operator ("+", "max", ...),
 None (folded in loop order), or for an accumulator in ``reduction_order``
 ("ordered", C type, operator): LANES lanes in row order, one per kept
 column in column order."""
-from purejax._src.lax.reduction_order import LANES
+from purejax._src.lax.reduction_order import LANES, RUN
 
 
 def is_ordered(decl):
   """Whether accumulator declaration ``decl`` follows ``reduction_order``."""
   return type(decl[3]) is tuple
+
+
+def run_names(lanes):
+  """The names of the lanes arrays that fold runs in float32 first (each
+  has a float32 twin ``{name}r``)."""
+  return [nm for _, nm, _, (kind, _, _) in lanes if kind == "runs"]
+
+
+def run_flush(runs):
+  """A run's float32 lanes added to the float64 ones, then cleared (an
+  extra flush of cleared lanes adds +0: no change)."""
+  if not runs:
+    return []
+  return ([f"for (int rl = 0; rl < {LANES}; rl++) {{"]
+          + [f"{nm}[rl] += {nm}r[rl]; {nm}r[rl] = 0;" for nm in runs] + ["}"])
+
+
+def run_end_flush(runs, at):
+  """The flush after the chunk of LANES elements starting at flat index
+  ``at`` when it ends a run."""
+  if not runs:
+    return []
+  return [f"if ((({at}) + {LANES}) % {RUN * LANES} == 0) {{"] + run_flush(runs) + ["}"]
 
 
 def lane_tree(lanes, k):
