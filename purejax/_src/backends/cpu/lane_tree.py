@@ -45,7 +45,8 @@ def lane_tree(lanes, k):
   for _, nm, _, (_, _, op) in lanes:
     h = LANES // 2
     while h >= 1:
-      lines += [f"{nm}[{i}]{k} = {nm}[{i}]{k} {op} {nm}[{i + h}]{k};" for i in range(h)]
+      # A loop per level, not h statements: gcc vectorizes it whole.
+      lines += [f"for (int i = 0; i < {h}; i++) {nm}[i]{k} = {nm}[i]{k} {op} {nm}[i + {h}]{k};"]
       h //= 2
   return lines
 
