@@ -234,6 +234,28 @@ def test_sums_over_axes_around_a_kept_one_follow_the_order(shape, axes):
     assert np.asarray(got64).tobytes() == want64.tobytes()
 
 
+@pytest.mark.parametrize("shape,axes", AROUND)
+def test_exact_reductions_around_a_kept_one(shape, axes):
+  rng = np.random.default_rng(11)
+  x = rng.standard_normal(shape).astype(np.float32)
+  x.flat[rng.integers(0, x.size, 3)] = [-0.0, np.inf, -np.inf]
+  k = rng.integers(-1000, 1000, shape).astype(np.int32)
+  with config.override("purejax_compile_sync", True):
+    top, low, mean = jax.jit(lambda x: (x.max(axes), x.min(axes), x.mean(axes)))(x)
+    total, kmax = jax.jit(lambda k: (k.sum(axes), k.max(axes)))(k)
+  np.testing.assert_array_equal(np.asarray(top), x.max(axes))
+  np.testing.assert_array_equal(np.asarray(low), x.min(axes))
+  assert np.asarray(mean).tobytes() == (reduction_order.ordered_reduce(x, axes, "+")
+                                        / np.float32(x.size // mean.size)).tobytes()
+  np.testing.assert_array_equal(np.asarray(total), k.sum(axes, dtype=np.int32))
+  np.testing.assert_array_equal(np.asarray(kmax), k.max(axes))
+  y = x.copy()
+  y[(0,) * y.ndim] = np.nan
+  with config.override("purejax_compile_sync", True):
+    got = np.asarray(jax.jit(lambda y: y.max(axes))(y))
+  np.testing.assert_array_equal(np.isnan(got), np.isnan(y.max(axes)))
+
+
 @pytest.mark.parametrize("shape,axes", AROUND[:3] + AROUND[-2:])
 def test_fused_reductions_around_a_kept_one_agree_across_tiers_and_threads(shape, axes):
   rng = np.random.default_rng(5)

@@ -16,29 +16,31 @@ The tile's lanes live on the thread's stack (``TILE_BYTES``), in L1/L2.
 from purejax._src.backends.cpu.codegen_ops import CTYPE_SIZES
 from purejax._src.backends.cpu.indexing import run_variables
 from purejax._src.backends.cpu.lane_tree import (
-    block_final, block_merge, is_ordered, lane_tree, run_end_flush, run_flush, run_names)
+    block_final, block_merge, decl_ctype, is_ordered, lane_tree, run_end_flush, run_flush,
+    run_names)
 from purejax._src.lax import reduction_order
-from purejax._src.lax.reduction_order import BLOCK, LANES, RUN
+from purejax._src.lax.reduction_order import LANES, RUN
 
-TILE_BYTES = 64 << 10   # one tile's lanes, runs and block stacks (on the thread's stack)
+TILE_BYTES = 64 << 10   # one tile's accumulators (on the thread's stack)
 
 
 def applies(nest, outer, red, decls, second):
   """Whether the scalar reduction with loops ``outer`` (kept) and ``red``
-  (reduced) is read better as row tiles: only ordered lane accumulators
-  (no other reductions fused in, no second pass), an innermost reduced run
-  a multiple of LANES, and some reduced axis outside a kept one."""
+  (reduced) is read better as row tiles: some reduced axis outside a kept
+  one; accumulators that are ordered lanes (then the innermost reduced run
+  a multiple of LANES) or exact in any order (a simd operator: max, min,
+  integer sums); no second pass."""
   if not outer or len(red) < 2 or second[0] or not decls:
     return False
-  if not all(is_ordered(d) for d in decls):
+  if not all(is_ordered(d) or (d[1] is not None and d[3]) for d in decls):
     return False
-  if nest.run_size(red[-1][1]) % LANES:
+  if any(is_ordered(d) for d in decls) and nest.run_size(red[-1][1]) % LANES:
     return False
   return min(red[0][1]) < max(d for _, dims in outer for d in dims)
 
 
-def _bytes_per_output(lanes, nb):
-  total = 0
+def _bytes_per_output(lanes, scalars, nb):
+  total = sum(CTYPE_SIZES[decl_ctype(d)] for d, *_ in scalars)
   for _, _, _, (kind, ct, _) in lanes:
     size = CTYPE_SIZES[ct]
     total += LANES * size + (LANES * 4 if kind == "runs" else 0)
@@ -56,22 +58,27 @@ def _tile(outputs, threads, per_output):
 
 
 def emit(emitter, nest, outer, red, decls, body, finals, parallel):
-  """The tiled loops: threads take tiles of outputs; per block, the outer
-  reduced points outermost, the tile's outputs, then the innermost run in
-  chunks of LANES (the vectorized lane loop)."""
-  lanes = decls
+  """The tiled loops: threads take tiles of outputs; per block (of the
+  ordered lanes; one block without them), the outer reduced points
+  outermost, the tile's outputs, then the innermost run: in chunks of
+  LANES (the vectorized lane loop) with lanes, else one simd loop.  Exact
+  accumulators (``scalars``) are loaded from the tile for each piece of a
+  row and stored back."""
+  lanes = [d for d in decls if is_ordered(d)]
+  scalars = [d for d in decls if not is_ordered(d)]
   outputs = nest.run_size([d for _, dims in outer for d in dims])
   n = nest.run_size([d for _, dims in red for d in dims])
   inner = nest.run_size(red[-1][1])
-  nb, _ = reduction_order.blocks(n)
+  nb, block = reduction_order.blocks(n) if lanes else (1, n)
   threads = emitter.threads() if parallel else 1
-  tile = _tile(outputs, threads, _bytes_per_output(lanes, nb))
+  tile = _tile(outputs, threads, _bytes_per_output(lanes, scalars, nb))
   tiles = -(-outputs // tile)
   runs = run_names(lanes)
   var = red[-1][0]
 
   def aliases():
-    """Each accumulator's name bound to the current output's row of the tile."""
+    """Each lanes accumulator's name bound to the current output's row of
+    the tile."""
     out = [f"{ct}* restrict {nm} = {nm}_tile[o - olo];" for _, nm, _, (_, ct, _) in lanes]
     out += [f"float* restrict {nm}r = {nm}r_tile[o - olo];" for nm in runs]
     if nb > 1:
@@ -79,37 +86,50 @@ def emit(emitter, nest, outer, red, decls, body, finals, parallel):
               for _, nm, _, (_, ct, _) in lanes]
     return out
 
+  load = [f"{decl_ctype(d)} {nm} = {nm}_tile[o - olo];" for d, nm, _, _ in scalars]
+  store = [f"{nm}_tile[o - olo] = {nm};" for _, nm, _, _ in scalars]
   each_output = "for (int64_t o = olo; o < ohi; o++) {"
   lines = emitter.pragma("parallel for") if parallel and tiles > 1 else []
   lines.append(f"for (int64_t ot = 0; ot < {tiles}; ot++) {{")
   lines.append(f"const int64_t olo = ot * {tile}, ohi = olo + {tile} < {outputs} ? "
                f"olo + {tile} : {outputs};")
+  lines += [f"{decl_ctype(d)} {nm}_tile[{tile}];" for d, nm, _, _ in scalars]
   lines += [f"{ct} {nm}_tile[{tile}][{LANES}];" for _, nm, _, (_, ct, _) in lanes]
   lines += [f"float {nm}r_tile[{tile}][{LANES}];" for nm in runs]
   if nb > 1:
     lines += [f"{ct} {nm[:-2]}_s_tile[{tile}][{nb.bit_length()}];"
               for _, nm, _, (_, ct, _) in lanes]
+  if scalars:
+    lines += [each_output] + [f"{nm}_tile[o - olo] = {init};" for _, nm, init, _ in scalars]
+    lines.append("}")
   lines.append(f"for (int64_t rb = 0; rb < {nb}; rb++) {{")
-  lines.append(f"const int64_t rlo = rb * {BLOCK}, rhi = rlo + {BLOCK} < {n} ? "
-               f"rlo + {BLOCK} : {n};")
-  lines += [each_output, f"for (int rl = 0; rl < {LANES}; rl++) {{"]
-  lines += [f"{nm}_tile[o - olo][rl] = {init};" for _, nm, init, _ in lanes]
-  lines += [f"{nm}r_tile[o - olo][rl] = 0;" for nm in runs] + ["}", "}"]
+  lines.append(f"const int64_t rlo = rb * {block}, rhi = rlo + {block} < {n} ? "
+               f"rlo + {block} : {n};")
+  if lanes:
+    lines += [each_output, f"for (int rl = 0; rl < {LANES}; rl++) {{"]
+    lines += [f"{nm}_tile[o - olo][rl] = {init};" for _, nm, init, _ in lanes]
+    lines += [f"{nm}r_tile[o - olo][rl] = 0;" for nm in runs] + ["}", "}"]
   # The outer reduced points of this block (rows of the innermost run).
   lines.append(f"for (int64_t ro = rlo / {inner}; ro * {inner} < rhi; ro++) {{")
   lines += run_variables(nest, red[:-1], "ro")
   lines.append(f"const int64_t clo = rlo > ro * {inner} ? rlo - ro * {inner} : 0;")
   lines.append(f"const int64_t chi = rhi < (ro + 1) * {inner} ? rhi - ro * {inner} : {inner};")
-  lines += [each_output] + run_variables(nest, outer, "o") + aliases()
-  lane_loop = emitter.pragma("simd") + [f"for (int rl = 0; rl < {LANES}; rl++) {{"]
-  lines += run_segments(inner, var, body, runs, "ro", lane_loop) + ["}", "}"]
+  lines += [each_output] + run_variables(nest, outer, "o") + aliases() + load
+  clauses = " ".join(f"reduction({op}:{nm})" for _, nm, _, op in scalars)
+  simd = emitter.pragma(f"simd {clauses}".strip())
+  if lanes:
+    lane_loop = simd + [f"for (int rl = 0; rl < {LANES}; rl++) {{"]
+    lines += run_segments(inner, var, body, runs, "ro", lane_loop)
+  else:
+    lines += simd + [f"for (int64_t {var} = clo; {var} < chi; {var}++) {{"] + body + ["}"]
+  lines += store + ["}", "}"]
   # The block's end, per output: the last run flushed, the lanes folded,
   # the block result paired; after the last block, the output stored.
   lines += [each_output] + aliases() + run_flush(runs) + lane_tree(lanes, "")
   lines += [f"{ct} {nm[:-2]}_t;" for _, nm, _, (_, ct, _) in lanes]
   lines += block_merge(lanes, nb, "")
   lines.append(f"if (rb == {nb - 1}) {{")
-  lines += run_variables(nest, outer, "o") + block_final(lanes, nb, "") + finals
+  lines += run_variables(nest, outer, "o") + load + block_final(lanes, nb, "") + finals
   lines += ["}", "}", "}", "}"]
   return lines
 
