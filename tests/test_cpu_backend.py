@@ -331,6 +331,25 @@ def test_index_ops_fuse_as_views():
   assert all(type(s) is fusion.Group for s in compiled.plan.steps)
 
 
+@pytest.mark.parametrize("shape,new", [((4, 8, 8), (16, 16)), ((2, 6, 10), (12, 10)),
+                                       ((3, 4, 5, 6), (5, 72)), ((8, 8, 8), (2, 256))])
+def test_row_major_reshape_reads_stay_affine(shape, new):
+  """A reshape whose axes do not split evenly into the operand's (rows of
+  16 over an (8, 8) plane) still reads the operand at the same flat offset:
+  no division in the kernels (it kept loops from vectorizing)."""
+  x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+  def f(x):
+    y = x.reshape(new)
+    return [jnp.exp(y - y.max(-1, keepdims=True)).sum(-1), y * 2 + 1]
+
+  compiled = check(f, x)
+  from purejax._src.backends.cpu import prelude
+  kernels = compiled.source.replace(prelude.PRELUDE, "")
+  assert " / " not in kernels.replace("/ ((float)", "") and " % " not in kernels.replace(
+      "% 1024", "")
+
+
 def test_contiguous_loops_are_flattened():
   x = np.ones((3, 4, 5), np.float32)
   compiled = check(lambda x: [x * 2, jnp.transpose(x, (1, 0, 2)) + 1], x)

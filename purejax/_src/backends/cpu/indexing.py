@@ -116,7 +116,39 @@ def flatten(index, shape):
   for ix, stride, size in zip(index, strides(shape), shape):
     if size != 1:
       total = total + ix.scale(stride)
-  return total
+  return _fold_digits(total) if any(type(a) is DivMod for a, _ in total.terms) else total
+
+
+def _fold_digits(ix):
+  """``ix`` with neighbouring digits of one offset put back together: ``c *
+  (f / d % m) + c * m * (f / (d * m) % n)`` is ``c * (f / d % (m * n))`` (no
+  modulo when the second has none) for an offset ``f >= 0``, and ``f / 1``
+  is ``f``: flattening an index that un-flattened a row-major offset (a
+  reshape read in the same order) gives back that offset, affine, instead
+  of divisions that keep a loop from vectorizing."""
+  terms = list(ix.terms)
+  merged = True
+  while merged:
+    merged = False
+    for i, (a, ca) in enumerate(terms):
+      if type(a) is not DivMod or a.mod is None:
+        continue
+      for j, (b, cb) in enumerate(terms):
+        if (type(b) is DivMod and b.inner == a.inner and b.div == a.div * a.mod
+            and cb == ca * a.mod):
+          whole = DivMod(a.inner, a.div, None if b.mod is None else a.mod * b.mod)
+          terms = [t for k, t in enumerate(terms) if k not in (i, j)] + [(whole, ca)]
+          merged = True
+          break
+      if merged:
+        break
+  out = Ix((), ix.const)
+  for a, c in terms:
+    if type(a) is DivMod and a.div == 1 and a.mod is None:
+      out = out + a.inner.scale(c)
+    else:
+      out = out + Ix(((a, c),))
+  return out
 
 
 def unflatten(flat, shape, sizes):
