@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops, column_reductions, row_tiles
+from purejax._src.backends.cpu import codegen_ops, column_reductions, row_epilogue, row_tiles
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, run_variables, unflatten)
 from purejax._src.backends.cpu.lane_tree import (
@@ -152,8 +152,9 @@ class KernelValues:
     self.inputs, self.outputs = [], []
     self.ixs = []
     self.ntmp = 0
-    self.row_values = {}   # prologue result var -> (C array name, its index here)
+    self.row_values = {}   # a row's result var -> (C element holding it, its index here)
     self.row_producers = {}   # var -> equation of a prologue's map group
+    self.row_buffer = None   # building an epilogue: (var, index) -> its row buffer element
 
   # values ------------------------------------------------------------------------
 
@@ -180,13 +181,18 @@ class KernelValues:
     hit = self.cache.get(key)
     if hit is not None:
       return hit
+    if self.row_buffer is not None:   # an epilogue's read of the row's values
+      element = self.row_buffer(v, idx)
+      if element is not None:
+        expr = self.cache[key] = self.tmp(codegen_ops.ctype(v.aval.dtype), element)
+        return expr
     row = self.row_values.get(v)
     if row is not None:   # a prologue reduction's result: this row's only
       name, at = row
       if idx != at:
         raise NotRowLocal(f"{v} read at another row")
       expr = self.cache[key] = self.tmp(codegen_ops.ctype(v.aval.dtype),
-                                        codegen_ops.load(f"{name}[0]", v.aval.dtype))
+                                        codegen_ops.load(name, v.aval.dtype))
       return expr
     eqn = self.group.producer.get(v) or self.row_producers.get(v)
     if eqn is None and not self.plan.stored_before(v, self.group):
@@ -260,8 +266,10 @@ class _KernelBuilder(KernelValues):
     axes = g.axes or ()
     kept = tuple(Ix.dim(d) for d in range(len(shape)) if d not in axes)
     prologue = self._prologue(ident, kept) if g.prologue is not None else None
+    by_epilogue = set(g.epilogue.outputs) if g.epilogue is not None else set()
     for v in g.outputs:
-      if any(e.outvars[0] is v for e in g.reductions) or v in self.row_values:
+      if (any(e.outvars[0] is v for e in g.reductions) or v in self.row_values
+          or v in by_epilogue):
         continue
       val = self.value(v, ident)
       stores.append((self._out(v), self.ix(flatten(ident, shape)),
@@ -273,12 +281,14 @@ class _KernelBuilder(KernelValues):
       val = self.value(e.invars[0], ident)
       where = self.ix(flatten(kept, out.aval.shape))
       reductions.append((e, self._out(out), where, val))
+    epilogue = (row_epilogue.build(self, ident, kept, reductions) if g.epilogue is not None
+                else None)
     if g.axes is None:
       nest, loops = self._map_nest()
     else:
       nest, loops = self._reduce_nest(axes)
     body = self.body + [f"{o}[{w}] = {v};" for o, w, v in stores]
-    text = self._emit(nest, loops, body, reductions, prologue)
+    text = self._emit(nest, loops, body, reductions, prologue, epilogue)
     text = re.sub(r"@(\d+)@", lambda m: nest.render(self.ixs[int(m.group(1))]), text)
     same_index = frozenset(
         v for v, idxs in self.loads.items()
@@ -301,7 +311,7 @@ class _KernelBuilder(KernelValues):
       self.row_producers.update(m.producer)
     for n, e in enumerate(prologue.reductions):
       out = e.outvars[0]
-      self.row_values[out] = (f"pa{n}", kept)
+      self.row_values[out] = (f"pa{n}[0]", kept)
       if out in group.outputs:
         stores.append(f"{self._out(out)}[{self.ix(flatten(kept, out.aval.shape))}] = pa{n}[0];")
     return reductions, body, stores
@@ -332,19 +342,22 @@ class _KernelBuilder(KernelValues):
     threads = f" num_threads({self.num_threads})" if self.num_threads > 0 else ""
     return [f"#pragma omp {text}{threads if text.startswith('parallel') else ''}"]
 
-  def _emit(self, nest, loops, body, reductions, prologue=None):
+  def _emit(self, nest, loops, body, reductions, prologue=None, epilogue=None):
     def qualifier(v):
       return "" if v in self.may_alias else " restrict"
     total = int(np.prod(self.sizes, dtype=np.int64))
     parallel = total >= PARALLEL_MIN_POINTS
     if self.group.axes is None:
       lines = self._emit_map(nest, loops["outer"], body, parallel)
-    elif prologue is not None and (loops["inner"] or not loops["outer"]):
-      raise NotRowLocal("a prologue needs rows: kept axes, none after the reduced ones")
+    elif (prologue is not None or epilogue is not None) and (loops["inner"]
+                                                             or not loops["outer"]):
+      raise NotRowLocal("a prologue or epilogue needs rows: kept axes, none after the "
+                        "reduced ones")
     elif loops["inner"]:
       lines = self._emit_blocked(nest, loops, body, reductions, parallel)
     else:
-      lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel, prologue)
+      lines = self._emit_scalar_reduce(nest, loops, body, reductions, parallel, prologue,
+                                       epilogue)
     params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} p{i}"
               for i, v in enumerate(self.inputs)]
     params += [f"{codegen_ops.storage_ctype(v.aval.dtype)}*{qualifier(v)} q{i}"
@@ -439,7 +452,8 @@ class _KernelBuilder(KernelValues):
       finals.append(f"{out}[{where}] = {codegen_ops.store(final, x)};")
     return decls, folds, finals, second
 
-  def _emit_scalar_reduce(self, nest, loops, body, reductions, parallel, prologue=None):
+  def _emit_scalar_reduce(self, nest, loops, body, reductions, parallel, prologue=None,
+                          epilogue=None):
     outer, red = loops["outer"], loops["reduced"]
     small = len(red) == 1 and nest.run_size(red[0][1]) <= _ARG_BUFFER
     first, head = 0, []
@@ -456,7 +470,8 @@ class _KernelBuilder(KernelValues):
     if (not outer and parallel and any(is_ordered(d) for d in decls) and not second[0]
         and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
       return self._ordered_chunks(nest, red, decls, body + folds) + finals
-    if prologue is None and row_tiles.applies(nest, outer, red, decls, second):
+    if (prologue is None and epilogue is None
+        and row_tiles.applies(nest, outer, red, decls, second)):
       return row_tiles.emit(self, nest, outer, red, decls, body + folds, finals, parallel)
     lines = []
     if outer and parallel:
@@ -464,10 +479,14 @@ class _KernelBuilder(KernelValues):
                                               if len(outer) > 1 else ""))
     for var, dims in outer:
       lines.append(self._loop(nest, var, dims))
+    if epilogue is not None:
+      lines += epilogue.decls
     lines += head + self._point_reduce(nest, red, decls, body + folds, second,
                                        parallel=parallel and not outer)
-    lines += finals + ["}"] * len(outer)
-    return lines
+    lines += finals
+    if epilogue is not None:   # the row again, after its reductions
+      lines += epilogue.head + self._reduce_loops(nest, red, [], epilogue.body)
+    return lines + ["}"] * len(outer)
 
   def _point_reduce(self, nest, red, decls, body, second, parallel=False):
     """The reduced loops at one point of the outer loops."""

@@ -66,6 +66,10 @@ class Group:
     # row, inside this group's loops over the kept axes (``row_prologue``).
     self.prologue = None
     self.prologue_maps = []   # small groups between, whose values it recomputes
+    # A map Group of the same space run row by row after this group's
+    # reductions, in the same loops (``row_epilogue``).
+    self.epilogue = None
+    self.epilogue_maps = []   # small groups between, whose values it recomputes
 
   def absorb(self, other):
     self.producer.update(other.producer)
@@ -77,6 +81,8 @@ class Group:
   def describe(self):
     names = [e.primitive.name for e in self.producer.values()] + [
         e.primitive.name for e in self.reductions]
+    if self.epilogue is not None:
+      names += ["then per row:"] + [e.primitive.name for e in self.epilogue.producer.values()]
     space = f"{list(self.shape)}" + (f" reducing axes {list(self.axes)}"
                                      if self.axes is not None else "")
     return f"kernel over {space}: {', '.join(names) or 'copy'} -> {len(self.outputs)} stored"
@@ -140,7 +146,8 @@ def plan_jaxpr(jaxpr, native_only=False, row_prologues=False):
   equations merged (``common_subexpressions``), and products read only
   through a transpose computed transposed (``product_layout``).  With
   ``row_prologues`` (the C backend), two reductions over the same rows
-  share one pass (``row_prologue``)."""
+  share one pass (``row_prologue``), and so does a map over the rows
+  reduced (``row_epilogue``)."""
   jaxpr = scan_products.rewrite(inline_calls(jaxpr))
   jaxpr = product_layout.gemm_operands(expansion.expand(jaxpr))
   jaxpr = product_layout.fold_transposes(common_subexpressions.eliminate(jaxpr))
@@ -152,8 +159,8 @@ def plan_jaxpr(jaxpr, native_only=False, row_prologues=False):
   steps = [s for s in planner.steps if type(s) is not Group or s.outputs]
   plan = Plan(jaxpr, steps, planner.views, planner.materialized)
   if row_prologues:
-    from purejax._src.backends.cpu import row_prologue
-    row_prologue.fuse(plan)
+    from purejax._src.backends.cpu import row_epilogue, row_prologue
+    row_epilogue.fuse(row_prologue.fuse(plan))
   return plan
 
 

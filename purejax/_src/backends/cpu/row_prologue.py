@@ -60,10 +60,12 @@ def fuse(plan):
   return plan
 
 
-def _rows(step):
+def is_row_reduction(step, with_prologue=False):
   """Whether ``step`` is a group reducing rows: kept axes, none after the
-  reduced ones."""
-  if type(step) is not Group or step.axes is None or step.prologue is not None:
+  reduced ones (and no prologue yet, unless ``with_prologue``)."""
+  if type(step) is not Group or step.axes is None:
+    return False
+  if step.prologue is not None and not with_prologue:
     return False
   long_axes = [d for d, n in enumerate(step.shape) if n > 1]
   return any(d not in step.axes for d in long_axes) and long_axes[-1] in step.axes
@@ -73,12 +75,12 @@ def _candidate(steps, i):
   """(a, the small map groups between a and step ``i``) where step ``i`` may
   take ``a`` as its prologue, or None."""
   b, between = steps[i], []
-  if not _rows(b):
+  if not is_row_reduction(b):
     return None
   kept = math.prod(n for d, n in enumerate(b.shape) if d not in b.axes)
   for j in range(i - 1, max(-1, i - 2 - _MAX_BETWEEN), -1):
     a = steps[j]
-    if _rows(a) and a.shape == b.shape and a.axes == b.axes:
+    if is_row_reduction(a) and a.shape == b.shape and a.axes == b.axes:
       results = {e.outvars[0] for e in a.reductions}
       return (a, list(reversed(between))) if set(a.outputs) <= results else None
     if not (type(a) is Group and a.axes is None and math.prod(a.shape) == kept):
