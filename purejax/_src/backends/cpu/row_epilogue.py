@@ -21,7 +21,7 @@ whose values ``M`` then recomputes, so that ``M`` can move up to ``B``.
 import math
 
 from purejax._src.backends.cpu import codegen_ops
-from purejax._src.backends.cpu.fusion import Group, HostStep
+from purejax._src.backends.cpu.fusion import Group
 from purejax._src.backends.cpu.indexing import Ix, flatten
 from purejax._src.backends.cpu.row_prologue import is_row_reduction
 
@@ -57,15 +57,20 @@ def fuse(plan):
     if not (inputs(m) & (set(b.outputs) | made_between)):
       i += 1
       continue
+    # b's values only m reads need no longer be stored (only later steps
+    # can read them: probed only where there are such values).
+    reduced = {e.outvars[0] for e in b.reductions}
+    maybe_unread = [v for v in b.outputs
+                    if v in b.producer and v not in reduced and v in inputs(m)]
     others = set(plan.jaxpr.outvars)
-    for s in steps:
-      if s is not b and s is not m:
-        others |= inputs(s)
+    if maybe_unread:
+      for s in steps[i + 1:]:
+        if s is not m:
+          others |= inputs(s)
     saved = list(steps), list(b.outputs)
     steps.remove(m)
-    reduced = {e.outvars[0] for e in b.reductions}
-    b.outputs[:] = [v for v in b.outputs if v in others or v in reduced
-                    or v not in b.producer] + list(m.outputs)
+    b.outputs[:] = [v for v in b.outputs if v not in maybe_unread or v in others]
+    b.outputs += list(m.outputs)
     b.epilogue, b.epilogue_maps = m, between
     plan._order = None
     try:
@@ -87,7 +92,7 @@ def _candidate(steps, i):
   kept = math.prod(n for d, n in enumerate(b.shape) if d not in b.axes)
   for j in range(i + 1, min(len(steps), i + 2 + _MAX_BETWEEN)):
     m = steps[j]
-    if type(m) is HostStep or type(m) is not Group:
+    if type(m) is not Group:
       return None
     if m.axes is None and m.shape == b.shape and m.prologue is None:
       return m, between
