@@ -95,16 +95,18 @@ class _Loop:
     self.losses.append(float(np.asarray(value).reshape(-1)[0]))
 
 
-def _interleaved(variants, quick, block, seconds=6.0):
+def _interleaved(variants, quick, block, seconds=6.0, agree=lambda n: n):
   """Median seconds per call of each thunk in ``variants`` (name -> thunk),
-  timed in alternating rounds; the first calls warm up (compile)."""
+  timed in alternating rounds; the first calls warm up (compile).  Several
+  processes running collectives must make as many calls: ``agree`` turns
+  each one's calls per round into the count they all use."""
   for thunk in variants.values():
     block(thunk())
   per_round = {}
   for name, thunk in variants.items():   # calls per round: ~50 ms each
     t0 = time.perf_counter()
     block(thunk())
-    per_round[name] = max(1, min(50, int(0.05 / max(time.perf_counter() - t0, 1e-6))))
+    per_round[name] = agree(max(1, min(50, int(0.05 / max(time.perf_counter() - t0, 1e-6)))))
   rounds = 1 if quick else max(5, min(41, int(seconds / (0.05 * len(variants)))))
   samples = {name: [] for name in variants}
   for _ in range(rounds):
@@ -243,10 +245,12 @@ def worker_mpi(quick):
   ys = y.reshape((n_dev, -1) + y.shape[1:])[ids]
   par = _Loop(jax.pmap(_make_step(jax, jnp, "batch"), axis_name="batch"),
               _initial_state(jax, jnp, params, len(ids)), xs, ys, jax.block_until_ready)
-  times = _interleaved({"pmap": par}, quick, lambda r: r)
+  from mpi4py import MPI
+  # Every process makes as many calls (each has its collectives).
+  times = _interleaved({"pmap": par}, quick, lambda r: r,
+                       agree=lambda n: MPI.COMM_WORLD.allreduce(n, op=MPI.MIN))
   out = {"mlp": times, "processes": jax.process_count(), "rank": me,
          "losses": par.losses[:5]}
-  from mpi4py import MPI
   everyone = MPI.COMM_WORLD.gather(out, root=0)   # one line of output, from rank 0
   jax.distributed.shutdown()
   return {"ranks": everyone} if me == 0 else None
