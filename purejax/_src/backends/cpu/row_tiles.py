@@ -1,4 +1,4 @@
-"""Row-order sums over axes around a kept one, read a whole row at a time.
+"""Reductions over axes around a kept one, read a whole row at a time.
 
 Summing a (256, 256, 256) array over axes (0, 2) in ``reduction_order``'s
 row order, one output after another, reads each output's elements as 256
@@ -9,9 +9,12 @@ axes outermost: for each of their points it reads the tile's pieces, which
 lie side by side (a contiguous stretch of memory), into the tile's lanes.
 Each output still folds its own elements in the same order, with the same
 flushes, lane tree and block pairing, so the bits are those of
-``reduction_order``; only the outputs' work is interleaved.
+``reduction_order``; only the outputs' work is interleaved.  Reductions
+exact in any order (max, min, integer sums) keep one accumulator per
+output in the tile.
 
-The tile's lanes live on the thread's stack (``TILE_BYTES``), in L1/L2.
+The tile's accumulators live on the thread's stack (``TILE_BYTES``), in
+L1/L2.
 """
 from purejax._src.backends.cpu.codegen_ops import CTYPE_SIZES
 from purejax._src.backends.cpu.indexing import run_variables
