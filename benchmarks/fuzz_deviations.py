@@ -101,7 +101,14 @@ when ``v`` is an input).
     against JAX over starts of both signs (seeds 73 and 75's index
     programs).  A gather of one window (``x[jnp.array([i])]``) is such an
     outer dynamic_slice: XLA makes it one first (seed 87's index program
-    9, with x64).
+    9, with x64).  The inner start is clamped in its own integer type, then
+    converted to the outer start's and added there, both wrapping: uint8
+    starts 11 and 251 make 6 (seed 92's index program 17).
+(o) XLA:CPU's float32 cbrt of a nonzero subnormal is -5.5951735e-16 (any
+    sign; float64 flushes it to zero): ``jnp.cbrt(np.float32(1e-45))``.
+    Seen through a pow of it, NaN where purejax gives 1 (seed 92's convert
+    program 15).  Emulated from the operand before flushing
+    (``fuzz_deviations_values``).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -111,6 +118,7 @@ import numpy as np
 from purejax._src.backends import numpy_backend
 from purejax._src.jaxpr import Literal, sub_jaxprs
 
+import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
 from purejax._src.lax.structural import pad_p as _PAD
@@ -432,12 +440,18 @@ def _fused_multiply_add(name, vals, prods, product, fired):
 
 def _merged_slice(x, starts, window, outer_starts, sizes):
   """(h) The dynamic_slice of ``sizes`` at ``outer_starts`` of the slice of
-  ``x`` at ``starts`` (of shape ``window``), merged as XLA merges them."""
+  ``x`` at ``starts`` (of shape ``window``), merged as XLA merges them: the
+  inner start clamped in its own type (the bound converted to it), then
+  converted to the outer start's type and added there, both wrapping
+  (seed 92's index program 17: uint8 starts 11 + 251 are 6)."""
   from purejax._src.lax.slicing import dynamic_slice_p
-  merged = [np.asarray(min(max(a, 0), n - s) + (0 if w == 1 else b))
-            for a, b, n, w, s in zip((int(np.asarray(a)) for a in starts),
-                                     (int(np.asarray(b)) for b in outer_starts),
-                                     np.shape(x), window, sizes)]
+  merged = []
+  with np.errstate(over="ignore"):
+    for a, b, n, w, s in zip(starts, outer_starts, np.shape(x), window, sizes):
+      a, b = np.asarray(a), np.asarray(b)
+      bound = np.asarray(n - s).astype(a.dtype)
+      first = np.minimum(np.maximum(a, np.zeros((), a.dtype)), bound)
+      merged.append(first if w == 1 else first.astype(b.dtype) + b)
   return numpy_backend.jit_impl(dynamic_slice_p)(x, *merged, slice_sizes=tuple(sizes))
 
 
@@ -630,18 +644,21 @@ def _folded(eqn, constant):
 
 
 def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=None,
-                arg_constant=None, with_constant=False):
-  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(m) (only
+                arg_constant=None, with_constant=False, raw_args=None):
+  """``jaxpr``'s outputs by the NumPy backend with deviations (b)-(o) (only
   (d) with ``only="flush"``, only (e)'s NaN-dropping max/min with
   ``only="nan"``, or with their NaNs as +inf or -inf with ``"nan:+inf"``,
-  ``"nan:-inf"``), and what produced each (name, params, operands, their
+  ``"nan:-inf"``, only (o), without flushing, with ``only="values"``: XLA
+  does not flush every subnormal operand), and what produced each (name, params, operands, their
   producers); the names of the rules that changed something are added to
   ``fired``.  ``arg_constant``: which arguments XLA knows at compile time;
-  ``with_constant``: also return which outputs it does."""
+  ``with_constant``: also return which outputs it does; ``raw_args``: the
+  arguments before flushing subnormals (default ``args``)."""
   fired = set() if fired is None else fired
-  flush = (lambda x, _: np.asarray(x)) if only in NAN_MODES else _flushed
+  flush = (lambda x, _: np.asarray(x)) if only in NAN_MODES or only == "values" else _flushed
   env = dict(zip(jaxpr.constvars, (np.asarray(c) for c in consts)))
   env.update(zip(jaxpr.invars, (flush(a, fired) for a in args)))
+  raw = dict(zip(jaxpr.invars, (np.asarray(a) for a in (raw_args or args))))   # unflushed
   producers = {v: p for v, p in zip(jaxpr.invars, arg_producers or []) if p}
   # Values XLA knows at compile time (for (j)): literals, constants, and
   # what _folded makes from them.
@@ -654,7 +671,11 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
     vals = [read(v) for v in eqn.invars]
     param = getattr(eqn.primitive, "call_jaxpr_param", None)
     constant = [type(v) is Literal or v in known for v in eqn.invars]
-    special = (None if only == "flush" else
+    raw_vals = [raw.get(v, vals[i]) if type(v) is not Literal else np.asarray(v.val)
+                for i, v in enumerate(eqn.invars)]
+    special = (fuzz_deviations_values.function_value(eqn, vals, raw_vals, fired)
+               if fuzz_deviations_values.applies(eqn) and only in (None, "values") else
+               None if only in ("flush", "values") else
                _nan_dropping(eqn, vals, fired, NAN_MODES[only]) if only in NAN_MODES
                else _rewritten(eqn, vals, producers, fired, constant))
     made = [None] * len(eqn.outvars)
@@ -670,7 +691,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       closed = eqn.params[param]
       inner = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
       outs, made, folded = emulate_jax(closed.jaxpr, vals, closed.consts, fired, inner, only,
-                                       constant, with_constant=True)
+                                       constant, with_constant=True, raw_args=raw_vals)
     else:
       vals = vals if only else _gather_indices(eqn, vals, fired)
       with np.errstate(all="ignore"):
@@ -679,7 +700,8 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       folded = [_folded(eqn, constant)] * len(eqn.outvars)
     known.update(v for v, f in zip(eqn.outvars, folded) if f)
     for v, o, m in zip(eqn.outvars, outs, made):
-      env[v] = flush(np.asarray(o, v.aval.dtype), fired)
+      raw[v] = np.asarray(o, v.aval.dtype)
+      env[v] = flush(raw[v], fired)
       producers[v] = m or (eqn.primitive.name, eqn.params, vals,
                            [producers.get(u) if type(u) is not Literal else None
                             for u in eqn.invars])

@@ -184,6 +184,16 @@ def _known(program, x64=False):
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
      "read its own operand"),
+    # ... the inner start clamped in its own type, then added in the outer
+    # start's, wrapping: uint8 11 + 251 is 6 (seed 92's index program 17)
+    (["w = lax.dynamic_slice(x, (a,), (4,))", "v = lax.dynamic_slice(w, (b,), (2,))"],
+     {"x": np.arange(13, dtype=np.uint8) + 100, "a": np.int32(208), "b": np.uint8(251)},
+     False, "nested dynamic_slice"),
+    # XLA's float32 cbrt of a subnormal is -5.6e-16 (seed 92's convert
+    # program 15, through a pow of it: NaN)
+    (["v = lax.pow(jnp.cbrt(x), x)"],
+     {"x": np.array([5.6e-45, 1.3e-44, 0.5, -1e-40], np.float32)}, False,
+     "cbrt of a subnormal"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
