@@ -53,13 +53,18 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     elements get already overwritten values (seed 72's index program 19,
     ``--seed 72 --x64 --oracle jax --programs 600 --per-batch 20``; seed
     73's index programs; seed 75's big program 6, on booleans).  Emulated
-    as that sequential copy.
+    as that sequential copy.  An update computed from the operand (a
+    product with its elements) is computed element by element from the
+    buffer being written (seed 93's index program 14, with x64;
+    ``fuzz_deviations_in_place``).
 (f) Other algebraic simplifications XLA makes that change IEEE results:
     ``log(rsqrt(x))`` is ``-0.5 * log(x)`` (inf, not NaN, at x = -0.0),
     ``log(exp(x))`` is ``x`` (no overflow), ``log(pow(a, b))`` is
     ``b * log(|a|)`` (a number for a negative ``a``), also inside
     ``acosh(pow(a, b))``, which XLA takes as ``log(2) + log(y)`` for a
-    huge ``y`` (finite where pow overflows), ``convert(bool) * x`` is a
+    huge ``y`` (finite where pow overflows), and so ``asinh`` (seed 93's
+    elementwise program 9, ``asinh(exp2(282.2))`` is 196.3, with
+    ``log(exp2(x))`` as ``x * log(2)``), ``convert(bool) * x`` is a
     select (0, not NaN, for False * inf).
 (g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
     in jnp.take's clip mode (JAX reads them as negative; as a traced
@@ -118,6 +123,7 @@ import numpy as np
 from purejax._src.backends import numpy_backend
 from purejax._src.jaxpr import Literal, sub_jaxprs
 
+import fuzz_deviations_in_place
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
@@ -268,15 +274,21 @@ def _sqrt_of_square(prod, shape):
   return np.broadcast_to(a, shape), same
 
 
-def _pow_source(prod):
-  """(a, b, spread) when ``prod`` made pow(a, b) (spread: identity), or a
-  broadcast of it (spread: that broadcast), else None."""
+def _log_source(prod, dtype):
+  """(the log of |y| as XLA simplifies it, spread) when ``prod`` made y =
+  pow(a, b) (b * log|a|), exp2(x) (x * log 2) or exp(x) (x), spread the
+  identity, or a broadcast of one (spread: that broadcast); else None."""
+  spread = lambda x: x   # noqa: E731
+  if prod[0] == "broadcast_in_dim" and prod[3][0]:
+    outer, prod = prod, prod[3][0]
+    spread = lambda x: _broadcast_like(x, outer)   # noqa: E731
   if prod[0] == "pow":
     a, b = (np.asarray(v) for v in prod[2][:2])
-    return a, b, lambda x: x
-  if prod[0] == "broadcast_in_dim" and prod[3][0] and prod[3][0][0] == "pow":
-    a, b = (np.asarray(v) for v in prod[3][0][2][:2])
-    return a, b, lambda x: _broadcast_like(x, prod)
+    return (b * np.log(np.abs(a).astype(dtype))).astype(dtype), spread
+  if prod[0] == "exp2":
+    return (np.asarray(prod[2][0]) * np.log(np.asarray(2, dtype))).astype(dtype), spread
+  if prod[0] == "exp":
+    return np.asarray(prod[2][0]).astype(dtype), spread
   return None
 
 
@@ -300,17 +312,18 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       y = np.asarray(prods[0][2][0])
       fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
       return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
-    if name == "acosh" and kind == "f" and prods[0]:
-      source = _pow_source(prods[0])
+    if name in ("acosh", "asinh") and kind == "f" and prods[0]:
+      source = _log_source(prods[0], out.dtype)
       if source is not None:
-        a, b, spread = source
+        log_y, spread = source
         y = np.asarray(vals[0])
-        huge = y >= np.sqrt(np.finfo(out.dtype).max)
+        huge = np.abs(y) >= np.sqrt(np.finfo(out.dtype).max)
         if huge.any():
-          fired.add("acosh(pow(a, b)) is log(2) + b * log(|a|) for a huge pow")
-          big = spread((b * np.log(np.abs(a).astype(out.dtype))).astype(out.dtype))
-          return np.where(huge, np.log(np.asarray(2, out.dtype)) + big,
-                          np.arccosh(y)).astype(out.dtype)
+          fired.add(f"{name}(pow(a, b)) is log(2) + b * log(|a|) for a huge pow")
+          big = np.log(np.asarray(2, out.dtype)) + spread(log_y)
+          plain = np.arccosh(y) if name == "acosh" else np.arcsinh(y)
+          return np.where(huge, np.sign(y) * big if name == "asinh" else big,
+                          plain).astype(out.dtype)
     if name == "log" and kind == "f" and prods[0] and prods[0][0] == "pow":
       a, b = (np.asarray(v) for v in prods[0][2][:2])
       fired.add("log(pow(a, b)) is b * log(|a|)")
@@ -351,6 +364,8 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       return dropped
     if name == "dynamic_update_slice":
       seq = _in_place_update(vals, prods[1])
+      if seq is None:
+        seq = fuzz_deviations_in_place.recomputed_update(vals, prods[1])
       if seq is not None:
         fired.add("dynamic_update_slice read its own operand while writing it")
         return seq
@@ -555,7 +570,7 @@ def _sources(producer, operand):
   """The flat index into ``operand`` of each element of the value that
   ``producer`` (name, params, operands, their producers) made by layout
   steps from ``operand`` alone; None if it was made otherwise."""
-  name, params, vals, prods = producer
+  name, params, vals, prods = producer[:4]
   prim = _LAYOUT_STEPS.get(name)
   if prim is None:
     return None
@@ -704,7 +719,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       env[v] = flush(raw[v], fired)
       producers[v] = m or (eqn.primitive.name, eqn.params, vals,
                            [producers.get(u) if type(u) is not Literal else None
-                            for u in eqn.invars])
+                            for u in eqn.invars], eqn.primitive)
   result = ([read(v) for v in jaxpr.outvars],
             [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
   if with_constant:

@@ -160,6 +160,10 @@ def _known(program, x64=False):
     # b * log|a|: finite where pow overflows (seed 75's elementwise program 8)
     (["v = jnp.arccosh(jnp.broadcast_to(x ** x, (2, 4)))"],
      {"x": np.array([40.0, 50.5, 2.0, 16.5], np.float32)}, False, "acosh(pow(a, b))"),
+    # ... and asinh's, also of exp2(x), whose log is x * log(2) (seed 93's
+    # elementwise program 9, with x64)
+    (["v = jnp.arcsinh(jnp.exp2(x))"], {"x": np.array([282.1746, 3.0, 130.0], np.float32)},
+     True, "asinh(pow(a, b))"),
     # ... the inner start clamped for the outer window only, the outer one
     # added as it is (seed 75's index program 16)
     (["w = lax.dynamic_slice(x, (0, a, a, -4), (1, 5, 7, 4))",
@@ -194,6 +198,15 @@ def _known(program, x64=False):
     (["v = lax.pow(jnp.cbrt(x), x)"],
      {"x": np.array([5.6e-45, 1.3e-44, 0.5, -1e-40], np.float32)}, False,
      "cbrt of a subnormal"),
+    # ... also an update computed from the operand's elements, each from
+    # the buffer as then written (seed 93's index program 14, with x64)
+    (["w = jnp.matmul(z, jnp.broadcast_to(x, (5, 5, 3)))",
+      "u = lax.dot_general(y, w, (((2,), (1,)), ((0,), (0,))))",
+      "v = lax.dynamic_update_slice(w, jnp.resize(u, (4, 1, 2)), (1, 3, -4))"],
+     {"x": np.array([[[1.0], [6.0], [2.7], [-0.34], [127.5]]], np.float32),
+      "y": np.array([[[-0.55]], [[-0.0022]], [[-0.0021]], [[0.16]], [[-0.0036]]], np.float32),
+      "z": np.repeat(np.array([0.31, 4.9e-6, 4.5e-6, 0.025, 1.3e-5], np.float32),
+                     5).reshape(5, 1, 5)}, True, "read its own operand"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
