@@ -334,8 +334,10 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
           fired.add("convert(bool) * x simplified")
           res = np.where(np.asarray(p[2][0]), np.asarray(vals[1 - i]), 0)
           return np.broadcast_to(res, out.shape).astype(out.dtype)
-    # (A scalar dividing an array is a broadcast in HLO.)
-    scalar = name == "div" and out.shape != () and np.ndim(vals[1]) == 0
+    # (A scalar dividing an array is a broadcast in HLO, and so is a divisor
+    # with size-1 axes that the div stretches: seed 95's shape program 19.)
+    scalar = name == "div" and out.shape != () and (
+        np.ndim(vals[1]) == 0 or np.shape(vals[1]) != tuple(out.shape))
     if name == "div" and kind == "f" and (scalar or (
         prods[1] and prods[1][0] == "broadcast_in_dim")):
       one = np.ones((), out.dtype)

@@ -207,6 +207,11 @@ def _known(program, x64=False):
       "y": np.array([[[-0.55]], [[-0.0022]], [[-0.0021]], [[0.16]], [[-0.0036]]], np.float32),
       "z": np.repeat(np.array([0.31, 4.9e-6, 4.5e-6, 0.025, 1.3e-5], np.float32),
                      5).reshape(5, 1, 5)}, True, "read its own operand"),
+    # ... also by a divisor whose size-1 axes the div stretches (seed 95's
+    # shape program 19, with x64: 3.4e38 // 3.4e38 is 0, the reciprocal flushed)
+    (["v = jnp.broadcast_to(x, (3, 2, 2)) // x"],
+     {"x": np.array([[[3.4e38, 2.0]], [[1.5, -3.4e38]], [[7.0, 1.0]]], np.float32)}, True,
+     "reciprocal"),
     # XLA's constant folding reads uint64 clip indices >= 2**63 as negative
     (["v = jnp.take(jnp.arange(10.0), jnp.array([2**64 - 1, 1], jnp.uint64), mode='clip')"],
      {}, True, "read as signed"),
