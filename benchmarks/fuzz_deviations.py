@@ -66,9 +66,11 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     elementwise program 9, ``asinh(exp2(282.2))`` is 196.3, with
     ``log(exp2(x))`` as ``x * log(2)``), ``convert(bool) * x`` is a
     select (0, not NaN, for False * inf).
-(g) With x64, uint64 indices of 2**63 and more that are constants clamp to 0
-    in jnp.take's clip mode (JAX reads them as negative; as a traced
-    argument they clamp to the end, as in purejax).
+(g) With x64, uint64 indices of 2**63 and more clamp to 0 in jnp.take's
+    clip mode where XLA folds the gather, its operand and indices known at
+    compile time (JAX reads them as negative); with a traced operand or
+    indices they clamp to the end, as in purejax (seed 95's edges program
+    17).
 (j) XLA folds the ``clz`` of a negative 8/16/32-bit constant in 64 bits,
     minus the bits it added: -56 for an int8, -32 for an int32, where 0 is
     right (as on a traced value).  Seen on a ``pad`` that cuts its operand
@@ -631,15 +633,19 @@ def nan_dropping_reduction(producer, expected):
   return has_nan & member
 
 
-def _gather_indices(eqn, vals, fired):
+def _gather_indices(eqn, vals, fired, constant=()):
   """Gather's 64-bit indices as XLA:CPU uses them: (c) truncated to 32 bits
-  outside clip mode, (g) unsigned read as signed in clip mode."""
+  outside clip mode, (g) unsigned read as signed in clip mode where XLA
+  folds the gather (operand and indices known at compile time: with a
+  traced operand it clamps right, seed 95's edges program 17)."""
   if eqn.primitive.name != "gather":
     return vals
   idx = np.asarray(vals[1])
   if idx.dtype.kind not in "iu" or idx.dtype.itemsize != 8:
     return vals
   if "CLIP" in str(eqn.params.get("mode")):
+    if not all(constant[:2]):
+      return vals
     short = idx.astype(np.int64)
     rule = "uint64 clip index read as signed"
   else:
@@ -710,7 +716,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       outs, made, folded = emulate_jax(closed.jaxpr, vals, closed.consts, fired, inner, only,
                                        constant, with_constant=True, raw_args=raw_vals)
     else:
-      vals = vals if only else _gather_indices(eqn, vals, fired)
+      vals = vals if only else _gather_indices(eqn, vals, fired, constant)
       with np.errstate(all="ignore"):
         out = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
       outs = list(out) if eqn.primitive.multiple_results else [out]
