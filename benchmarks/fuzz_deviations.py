@@ -110,12 +110,16 @@ when ``v`` is an input).
     outer dynamic_slice: XLA makes it one first (seed 87's index program
     9, with x64).  The inner start is clamped in its own integer type, then
     converted to the outer start's and added there, both wrapping: uint8
-    starts 11 and 251 make 6 (seed 92's index program 17).
+    starts 11 and 251 make 6 (seed 92's index program 17).  Where the outer
+    slice is as wide as the inner window, its start is dropped (seed 96's
+    index program 10).
 (o) XLA:CPU's float32 cbrt of a nonzero subnormal is -5.5951735e-16 (any
     sign; float64 flushes it to zero): ``jnp.cbrt(np.float32(1e-45))``.
     Seen through a pow of it, NaN where purejax gives 1 (seed 92's convert
     program 15).  Emulated from the operand before flushing
     (``fuzz_deviations_values``).
+(p) XLA:CPU's max or min reduction of a uint8 negation of 4096 elements or
+    more is 0 (``fuzz_deviations_values``; seed 96's big program 18).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -363,6 +367,9 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         a, same = hit
         fired.add("sqrt(x*x) simplified")
         return np.where(same, np.abs(a), np.sqrt(np.asarray(vals[0]))).astype(out.dtype)
+    wrong = fuzz_deviations_values.extremum_of_negated_uint8(name, vals, prods, out, fired)
+    if wrong is not None:
+      return wrong
     dropped = _nan_dropping(eqn, vals, fired)
     if dropped is not None:
       return dropped
@@ -470,7 +477,9 @@ def _merged_slice(x, starts, window, outer_starts, sizes):
       a, b = np.asarray(a), np.asarray(b)
       bound = np.asarray(n - s).astype(a.dtype)
       first = np.minimum(np.maximum(a, np.zeros((), a.dtype)), bound)
-      merged.append(first if w == 1 else first.astype(b.dtype) + b)
+      # An outer slice as wide as the window starts at 0 there: XLA drops
+      # its start (seed 96's index program 10).
+      merged.append(first if w in (1, s) else first.astype(b.dtype) + b)
   return numpy_backend.jit_impl(dynamic_slice_p)(x, *merged, slice_sizes=tuple(sizes))
 
 

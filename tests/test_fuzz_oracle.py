@@ -195,6 +195,19 @@ def _known(program, x64=False):
     (["w = lax.dynamic_slice(x, (a,), (4,))", "v = lax.dynamic_slice(w, (b,), (2,))"],
      {"x": np.arange(13, dtype=np.uint8) + 100, "a": np.int32(208), "b": np.uint8(251)},
      False, "nested dynamic_slice"),
+    # ... an outer slice as wide as the window in a dimension taken from
+    # the inner start alone there (seed 96's index program 10)
+    (["w = lax.dynamic_slice(x, (a, x.reshape(-1)[61]), (4, 7))",
+      "v = lax.dynamic_slice(w, (a, w.reshape(-1)[8]), (4, 2))"],
+     {"a": np.int32(-7), "x": make_input((8, 16), "int32", 907618479, "small")}, False,
+     "nested dynamic_slice"),
+    # XLA:CPU's max or min of a uint8 negation of 4096 elements or more is 0
+    # (seed 96's big program 18)
+    (["v = jnp.remainder(s, jnp.max(jnp.negative(x), axis=0, keepdims=True))"],
+     {"x": make_input((11, 2, 41, 47), "uint8", 1281949124, "small"), "s": np.uint32(5)},
+     False, "uint8 negation"),
+    (["v = jnp.min(-x)"], {"x": np.arange(1, 4097).astype(np.uint8) | 1}, False,
+     "uint8 negation"),
     # XLA's float32 cbrt of a subnormal is -5.6e-16 (seed 92's convert
     # program 15, through a pow of it: NaN)
     (["v = lax.pow(jnp.cbrt(x), x)"],
