@@ -350,6 +350,22 @@ def test_row_major_reshape_reads_stay_affine(shape, new):
       "% 1024", "")
 
 
+def test_only_cheap_bodies_reduce_around_a_kept_one_in_row_tiles():
+  """Tiles of outputs keep each output's lanes in memory between pieces,
+  which a body computing much per element pays for (4K aliasing): the sum
+  of squares is tiled, the sum of exponentials reduced output by output."""
+  x = np.random.default_rng(1).standard_normal((16, 64, 256)).astype(np.float32)
+  cheap = check(lambda x: (x * x).sum((0, 2)), x, ulps=0)
+  costly = check(lambda x: jnp.exp(x).sum((0, 2)), x, ulps=2)
+  assert "_tile[" in cheap.source and "_tile[" not in costly.source
+  # Two reductions over the same rows: the variance's second pass is cheap,
+  # and takes the mean as its prologue (one pass); logsumexp's is not, and
+  # its max is a pass of its own, in row tiles.
+  var = check(lambda x: jnp.var(x, (0, 2)), x, ulps=0)
+  lse = check(lambda x: purejax.scipy.special.logsumexp(x, (0, 2)), x, ulps=2)
+  assert "pa0[" in var.source and "pa0[" not in lse.source and "_tile[" in lse.source
+
+
 def test_contiguous_loops_are_flattened():
   x = np.ones((3, 4, 5), np.float32)
   compiled = check(lambda x: [x * 2, jnp.transpose(x, (1, 0, 2)) + 1], x)

@@ -470,7 +470,7 @@ class _KernelBuilder(KernelValues):
     if (not outer and parallel and any(is_ordered(d) for d in decls) and not second[0]
         and reduction_order.blocks(n)[0] > 1 and all(d[3] for d in decls)):
       return self._ordered_chunks(nest, red, decls, body + folds) + finals
-    if (prologue is None and epilogue is None
+    if (prologue is None and epilogue is None and row_tiles.memory_bound(self.group)
         and row_tiles.applies(nest, outer, red, decls, second)):
       return row_tiles.emit(self, nest, outer, red, decls, body + folds, finals, parallel)
     lines = []

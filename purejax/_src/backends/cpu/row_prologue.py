@@ -20,6 +20,7 @@ else reads them.
 """
 import math
 
+from purejax._src.backends.cpu import row_tiles
 from purejax._src.backends.cpu.fusion import Group
 
 _MAX_BETWEEN = 3   # small map groups between the two reductions
@@ -71,11 +72,21 @@ def is_row_reduction(step, with_prologue=False):
   return any(d not in step.axes for d in long_axes) and long_axes[-1] in step.axes
 
 
+def _around_kept(step):
+  """Whether ``step`` reduces an axis outside a kept one (logsumexp over
+  axes (0, 2)).  Its rows are then short pieces far apart; unless its body
+  is cheap, two passes (the first read in row tiles) take less time than
+  one that reads each row twice, output by output."""
+  long_axes = [d for d, n in enumerate(step.shape) if n > 1]
+  kept = [d for d in long_axes if d not in step.axes]
+  return any(d < kept[-1] for d in long_axes if d in step.axes)
+
+
 def _candidate(steps, i):
   """(a, the small map groups between a and step ``i``) where step ``i`` may
   take ``a`` as its prologue, or None."""
   b, between = steps[i], []
-  if not is_row_reduction(b):
+  if not is_row_reduction(b) or (_around_kept(b) and not row_tiles.memory_bound(b)):
     return None
   kept = math.prod(n for d, n in enumerate(b.shape) if d not in b.axes)
   for j in range(i - 1, max(-1, i - 2 - _MAX_BETWEEN), -1):

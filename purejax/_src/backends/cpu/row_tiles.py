@@ -14,9 +14,15 @@ exact in any order (max, min, integer sums) keep one accumulator per
 output in the tile.
 
 The tile's accumulators live on the thread's stack (``TILE_BYTES``), in
-L1/L2.
+L1/L2.  They are loaded and stored for each piece, and a store followed by
+loads of the next piece at the same address modulo 4 KB stalls the loads
+(4K aliasing): where memory is the bottleneck this is hidden, but a body
+that computes much per element (``exp``, ``log``) ran up to 2x slower
+than output by output, depending on where the stack lies.  Only cheap
+bodies (``memory_bound``) are tiled.
 """
 from purejax._src.backends.cpu.codegen_ops import CTYPE_SIZES
+from purejax._src.backends.cpu.fusion import CHEAP_PRIMS, INDEX_PRIMS
 from purejax._src.backends.cpu.indexing import run_variables
 from purejax._src.backends.cpu.lane_tree import (
     block_final, block_merge, decl_ctype, is_ordered, lane_tree, run_end_flush, run_flush,
@@ -40,6 +46,15 @@ def applies(nest, outer, red, decls, second):
   if any(is_ordered(d) for d in decls) and nest.run_size(red[-1][1]) % LANES:
     return False
   return min(red[0][1]) < max(d for _, dims in outer for d in dims)
+
+
+def memory_bound(group):
+  """Whether ``group`` computes little per element (arithmetic, comparisons,
+  indexing; no transcendental function): its time is then the memory's."""
+  return all(e.primitive.name in _CHEAP for e in group.producer.values())
+
+
+_CHEAP = CHEAP_PRIMS | INDEX_PRIMS | {"div"}
 
 
 def _bytes_per_output(lanes, scalars, nb):
