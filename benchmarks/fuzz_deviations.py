@@ -120,6 +120,9 @@ when ``v`` is an input).
     (``fuzz_deviations_values``).
 (p) XLA:CPU's max or min reduction of a uint8 negation of 4096 elements or
     more is 0 (``fuzz_deviations_values``; seed 96's big program 18).
+(q) XLA squares a one-element product by a constant as (a * a) * (c * c),
+    also inside asinh: inf or NaN where a * a overflows
+    (``fuzz_deviations_values``; seed 98's reduce program 3).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -130,6 +133,7 @@ from purejax._src.backends import numpy_backend
 from purejax._src.jaxpr import Literal, sub_jaxprs
 
 import fuzz_deviations_in_place
+import fuzz_deviations_slices
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
@@ -367,9 +371,10 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         a, same = hit
         fired.add("sqrt(x*x) simplified")
         return np.where(same, np.abs(a), np.sqrt(np.asarray(vals[0]))).astype(out.dtype)
-    wrong = fuzz_deviations_values.extremum_of_negated_uint8(name, vals, prods, out, fired)
-    if wrong is not None:
-      return wrong
+    for wrong in (fuzz_deviations_values.extremum_of_negated_uint8(name, vals, prods, out, fired),
+                  fuzz_deviations_values.square_of_scaled_scalar(eqn, vals, prods, fired)):
+      if wrong is not None:
+        return wrong
     dropped = _nan_dropping(eqn, vals, fired)
     if dropped is not None:
       return dropped
@@ -388,32 +393,10 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         fired.add("clz of a constant folded in 64 bits")
         plain = numpy_backend.jit_impl(eqn.primitive)(x, **eqn.params)
         return np.where(x < 0, bits - 64, plain).astype(out.dtype)
-    if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
-      inner = prods[0][2]
-      x, starts = inner[0], inner[1:]
-      window, sizes = np.shape(vals[0]), eqn.params["slice_sizes"]
-      # The inner start clamped against the outer window's room in the
-      # whole operand, plus the outer start as it is; a start into a
-      # dimension of length 1 can only be 0.
+    merged = fuzz_deviations_slices.merged(eqn, vals, prods, out, constant)
+    if merged is not None:
       fired.add("nested dynamic_slice merged")
-      return _merged_slice(x, starts, window, vals[1:], sizes)
-    if name == "gather" and prods[0] and prods[0][0] == "dynamic_slice":
-      piece = _one_window_gather(eqn, vals, prods[0])
-      if piece is not None:
-        fired.add("nested dynamic_slice merged")
-        return piece.reshape(out.shape)
-    if name == "dynamic_slice" and prods[0] and prods[0][0] == "broadcast_in_dim" \
-        and prods[0][3][0] and prods[0][3][0][0] == "dynamic_slice":
-      # ... also through a broadcast, which XLA first moves after the slice
-      spread, inner = prods[0], prods[0][3][0]
-      window, dims = np.shape(spread[2][0]), spread[1]["broadcast_dimensions"]
-      sizes = eqn.params["slice_sizes"]
-      sub_sizes = [1 if w == 1 else sizes[d] for w, d in zip(window, dims)]
-      sub_starts = [0 if w == 1 else vals[1 + d] for w, d in zip(window, dims)]
-      piece = _merged_slice(inner[2][0], inner[2][1:], window, sub_starts, sub_sizes)
-      fired.add("nested dynamic_slice merged")
-      return numpy_backend.jit_impl(_BROADCAST)(piece, shape=tuple(sizes),
-                                                broadcast_dimensions=dims, sharding=None)
+      return merged
   return None
 
 
@@ -462,42 +445,6 @@ def _fused_multiply_add(name, vals, prods, product, fired):
     out = (first + second if name == "add" else first - second).astype(np.float32)
   fired.add("a product and a sum fused (FMA)")
   return out
-
-
-def _merged_slice(x, starts, window, outer_starts, sizes):
-  """(h) The dynamic_slice of ``sizes`` at ``outer_starts`` of the slice of
-  ``x`` at ``starts`` (of shape ``window``), merged as XLA merges them: the
-  inner start clamped in its own type (the bound converted to it), then
-  converted to the outer start's type and added there, both wrapping
-  (seed 92's index program 17: uint8 starts 11 + 251 are 6)."""
-  from purejax._src.lax.slicing import dynamic_slice_p
-  merged = []
-  with np.errstate(over="ignore"):
-    for a, b, n, w, s in zip(starts, outer_starts, np.shape(x), window, sizes):
-      a, b = np.asarray(a), np.asarray(b)
-      bound = np.asarray(n - s).astype(a.dtype)
-      first = np.minimum(np.maximum(a, np.zeros((), a.dtype)), bound)
-      # An outer slice as wide as the window starts at 0 there: XLA drops
-      # its start (seed 96's index program 10).
-      merged.append(first if w in (1, s) else first.astype(b.dtype) + b)
-  return numpy_backend.jit_impl(dynamic_slice_p)(x, *merged, slice_sizes=tuple(sizes))
-
-
-def _one_window_gather(eqn, vals, inner):
-  """(h) A gather of one window from a dynamic_slice's result: XLA makes it
-  a dynamic_slice, then merges the two (seed 87's index program 9, with
-  x64); None for other gathers."""
-  from purejax._src.lax.gather import GatherScatterMode
-  p, idx = eqn.params, np.asarray(vals[1])
-  dn = p["dimension_numbers"]
-  if dn.operand_batching_dims or idx.size != len(dn.start_index_map) or p["mode"] not in (
-      GatherScatterMode.CLIP, GatherScatterMode.PROMISE_IN_BOUNDS):
-    return None
-  outer = [0] * np.ndim(vals[0])
-  for k, d in enumerate(dn.start_index_map):
-    outer[d] = idx.reshape(-1)[k]
-  return _merged_slice(inner[2][0], inner[2][1:], np.shape(vals[0]), outer,
-                       p["slice_sizes"])
 
 
 def _nan_dropping(eqn, vals, fired, fill=None):
@@ -736,7 +683,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       env[v] = flush(raw[v], fired)
       producers[v] = m or (eqn.primitive.name, eqn.params, vals,
                            [producers.get(u) if type(u) is not Literal else None
-                            for u in eqn.invars], eqn.primitive)
+                            for u in eqn.invars], eqn.primitive, constant)
   result = ([read(v) for v in jaxpr.outvars],
             [producers.get(v) if type(v) is not Literal else None for v in jaxpr.outvars])
   if with_constant:

@@ -9,6 +9,17 @@ computes wrongly.
     for int8, uint16 and uint32, and without the negation, it is right
     (probed over shapes (n,), (k, n) and (n, k) along either axis; seed 96's
     big program 18).
+(q) XLA's algebraic simplifier squares a one-element product by a constant,
+    ``y = a * c`` (or ``a / d``, which it makes ``a * (1 / d)``), as
+    ``(a * a) * (c * c)``: ``jnp.square(jnp.sum(x) / 65)`` is inf where
+    ``a * a`` overflows, and so is the square inside XLA's asinh, whose
+    ``log1p(|y| + y^2 / (sqrt(y^2 + 1) + 1))`` is then inf / inf, NaN, for
+    ``|y|`` below sqrt(max) (from there it is ``log(2 |y|)``).  Arrays of
+    two elements or more are squared as they are (seed 98's reduce program
+    3: ``jnp.arcsinh(jnp.var(x))`` of int32 ``x`` spanning its range).
+    Emulated only where the overflow (or an underflow to zero) changes the
+    value; a select on a predicate known at compile time is looked
+    through, as XLA folds it.
 """
 import numpy as np
 
@@ -44,4 +55,62 @@ def extremum_of_negated_uint8(name, vals, prods, out, fired):
           and np.size(vals[0]) >= NEGATED_UINT8_SIZE):
     fired.add("max or min of a uint8 negation")
     return np.zeros(out.shape, np.uint8)
+  return None
+
+
+# (q): from this |y| on, XLA's float32 asinh is log(|y|) + log(2).
+ASINH_LOG_FROM = np.float32(1.8446743e19)
+
+
+def _known_select_folded(prod):
+  """``prod`` (a producer: name, params, operands, their producers,
+  primitive, which operands are known at compile time) past selects whose
+  predicate is known, as XLA folds them."""
+  while prod and prod[0] == "select_n" and len(prod) > 5 and prod[5][0] \
+      and np.size(prod[2][0]) == 1:
+    prod = prod[3][1 + int(np.asarray(prod[2][0]).reshape(-1)[0])]
+  return prod
+
+
+def _scaled_scalar(prod):
+  """(a, c) where ``prod`` made a one-element ``y = a * c`` (or ``a / d``,
+  c = 1 / d) with c known at compile time and a not, else None."""
+  prod = _known_select_folded(prod)
+  if not prod or prod[0] not in ("mul", "div") or len(prod) < 6:
+    return None
+  (a, b), known = (np.asarray(v) for v in prod[2][:2]), prod[5]
+  if a.dtype.kind != "f" or a.size != 1 or b.size != 1:
+    return None
+  if known[1] and not known[0]:
+    return a, (np.ones((), b.dtype) / b if prod[0] == "div" else b)
+  if prod[0] == "mul" and known[0] and not known[1]:
+    return b, a
+  return None
+
+
+def square_of_scaled_scalar(eqn, vals, prods, fired):
+  """(q) XLA's result of a square, or an asinh, of a one-element product by
+  a constant, where squaring it as ``(a * a) * (c * c)`` changes it; None
+  elsewhere."""
+  name = eqn.primitive.name
+  square = name == "square" or (name == "integer_pow" and eqn.params["y"] == 2) or (
+      name == "mul" and eqn.invars[0] is eqn.invars[1])
+  if not (square or name == "asinh") or not prods[0]:
+    return None
+  hit = _scaled_scalar(prods[0])
+  if hit is None:
+    return None
+  a, c = hit
+  y = np.asarray(vals[0])
+  with np.errstate(all="ignore"):
+    y2 = (a * a) * (c * c)
+    plain = y * y
+    changed = (np.isinf(y2) & np.isfinite(plain)) | ((y2 == 0) & (plain != 0))
+    if square and changed.any():
+      fired.add("square of a scalar product by a constant reassociated")
+      return np.where(changed, y2, plain).astype(y.dtype).reshape(eqn.outvars[0].aval.shape)
+    if name == "asinh" and (changed & (np.abs(y) < ASINH_LOG_FROM)).any():
+      fired.add("square of a scalar product by a constant reassociated")
+      nan = np.isinf(y2) & (np.abs(y) < ASINH_LOG_FROM)
+      return np.where(nan, np.nan, np.arcsinh(y)).astype(y.dtype)
   return None

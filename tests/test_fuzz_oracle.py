@@ -208,6 +208,20 @@ def _known(program, x64=False):
      False, "uint8 negation"),
     (["v = jnp.min(-x)"], {"x": np.arange(1, 4097).astype(np.uint8) | 1}, False,
      "uint8 negation"),
+    # ... also a gather in fill mode at an index known in bounds (seed 98's
+    # index program 15)
+    (["w = lax.dynamic_slice(x, (jnp.int32(69) + y[0], y[1]), (9, 1))",
+      "v = w.at[jnp.array([-8])].get(mode='fill', fill_value=0.5)"],
+     {"x": np.arange(155, dtype=np.float32).reshape(31, 5), "y": np.array([0, -4], np.int32)},
+     False, "nested dynamic_slice"),
+    # XLA squares a one-element product by a constant as (a * a) * (c * c),
+    # also in asinh: inf, and NaN there (seed 98's reduce program 3)
+    (["v = jnp.arcsinh(jnp.var(x, axis=(0, 1)))"],
+     {"x": make_input((13, 5), "int32", 958610458, "normal")}, False, "scalar product"),
+    (["v = jnp.square(jnp.sum(x) / 65)"], {"x": np.array([5.1e19, 3e19], np.float32)}, False,
+     "scalar product"),
+    (["v = (jnp.sum(x, keepdims=True) * np.float32(0.1)) ** 2"],
+     {"x": np.array([5.1e19, 3e19], np.float32)}, False, "scalar product"),
     # XLA's float32 cbrt of a subnormal is -5.6e-16 (seed 92's convert
     # program 15, through a pow of it: NaN)
     (["v = lax.pow(jnp.cbrt(x), x)"],

@@ -1,0 +1,79 @@
+"""Deviation (h) of benchmarks/fuzz_deviations.py: XLA merges a
+dynamic_slice of a dynamic_slice (also a one-window gather of one, and one
+through a broadcast) into one slice of the inner operand, clamping the
+starts otherwise than two slices do."""
+import numpy as np
+
+from purejax._src.backends import numpy_backend
+from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
+
+
+def merged(eqn, vals, prods, out, constant):
+  """XLA's result of ``eqn`` (operands ``vals``, their producers ``prods``,
+  which of them are known at compile time ``constant``) where it merges
+  it with the dynamic_slice that made its operand; None elsewhere."""
+  name = eqn.primitive.name
+  if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
+    inner = prods[0][2]
+    x, starts = inner[0], inner[1:]
+    window, sizes = np.shape(vals[0]), eqn.params["slice_sizes"]
+    # The inner start clamped against the outer window's room in the
+    # whole operand, plus the outer start as it is; a start into a
+    # dimension of length 1 can only be 0.
+    return _merged_slice(x, starts, window, vals[1:], sizes)
+  if name == "gather" and prods[0] and prods[0][0] == "dynamic_slice":
+    piece = _one_window_gather(eqn, vals, prods[0], constant[1])
+    if piece is not None:
+      return piece.reshape(out.shape)
+  if name == "dynamic_slice" and prods[0] and prods[0][0] == "broadcast_in_dim" \
+      and prods[0][3][0] and prods[0][3][0][0] == "dynamic_slice":
+    # ... also through a broadcast, which XLA first moves after the slice
+    spread, inner = prods[0], prods[0][3][0]
+    window, dims = np.shape(spread[2][0]), spread[1]["broadcast_dimensions"]
+    sizes = eqn.params["slice_sizes"]
+    sub_sizes = [1 if w == 1 else sizes[d] for w, d in zip(window, dims)]
+    sub_starts = [0 if w == 1 else vals[1 + d] for w, d in zip(window, dims)]
+    piece = _merged_slice(inner[2][0], inner[2][1:], window, sub_starts, sub_sizes)
+    return numpy_backend.jit_impl(_BROADCAST)(piece, shape=tuple(sizes),
+                                              broadcast_dimensions=dims, sharding=None)
+  return None
+
+
+def _merged_slice(x, starts, window, outer_starts, sizes):
+  """(h) The dynamic_slice of ``sizes`` at ``outer_starts`` of the slice of
+  ``x`` at ``starts`` (of shape ``window``), merged as XLA merges them: the
+  inner start clamped in its own type (the bound converted to it), then
+  converted to the outer start's type and added there, both wrapping
+  (seed 92's index program 17: uint8 starts 11 + 251 are 6)."""
+  from purejax._src.lax.slicing import dynamic_slice_p
+  starts_merged = []
+  with np.errstate(over="ignore"):
+    for a, b, n, w, s in zip(starts, outer_starts, np.shape(x), window, sizes):
+      a, b = np.asarray(a), np.asarray(b)
+      bound = np.asarray(n - s).astype(a.dtype)
+      first = np.minimum(np.maximum(a, np.zeros((), a.dtype)), bound)
+      # An outer slice as wide as the window starts at 0 there: XLA drops
+      # its start (seed 96's index program 10).
+      starts_merged.append(first if w in (1, s) else first.astype(b.dtype) + b)
+  return numpy_backend.jit_impl(dynamic_slice_p)(x, *starts_merged, slice_sizes=tuple(sizes))
+
+
+def _one_window_gather(eqn, vals, inner, known_index):
+  """(h) A gather of one window from a dynamic_slice's result: XLA makes it
+  a dynamic_slice, then merges the two (seed 87's index program 9, with
+  x64); in fill mode only for an index known at compile time and in
+  bounds (seed 98's index program 15); None for other gathers."""
+  from purejax._src.lax.gather import GatherScatterMode
+  p, idx = eqn.params, np.asarray(vals[1])
+  dn = p["dimension_numbers"]
+  fill = p["mode"] == GatherScatterMode.FILL_OR_DROP and known_index
+  if dn.operand_batching_dims or idx.size != len(dn.start_index_map) or not fill and p[
+      "mode"] not in (GatherScatterMode.CLIP, GatherScatterMode.PROMISE_IN_BOUNDS):
+    return None
+  outer = [0] * np.ndim(vals[0])
+  for k, d in enumerate(dn.start_index_map):
+    outer[d] = idx.reshape(-1)[k]
+    if fill and not 0 <= int(outer[d]) <= np.shape(vals[0])[d] - p["slice_sizes"][d]:
+      return None
+  return _merged_slice(inner[2][0], inner[2][1:], np.shape(vals[0]), outer,
+                       p["slice_sizes"])
