@@ -803,18 +803,16 @@ def arg_better(name, dtype, v, best):
 
 # -- CUDA ---------------------------------------------------------------------------------
 # The CUDA backend's kernels are built from this same table (CUDA C is C).
-# Where CUDA names a function the expressions (or the portable prelude) call
-# differently, ``for_cuda`` renames it; the primitives of
-# ``CUDA_UNSUPPORTED`` have no device code yet (their C helpers call libc or
-# are not written as device functions), and complex numbers (C99 _Complex,
-# which CUDA's C++ lacks) are not supported on the GPU backend.
+# Where CUDA names a function the expressions (or the portable prelude and
+# the special functions) call differently, ``for_cuda`` renames it; complex
+# numbers (C99 _Complex, which CUDA's C++ lacks) are not supported on the
+# GPU backend.
 CUDA_FUNCTIONS = {
     "__builtin_popcount": "__popc", "__builtin_popcountll": "__popcll",
     "__builtin_clz": "__clz", "__builtin_clzll": "__clzll",
     "__builtin_fmaf": "fmaf", "__builtin_rintf": "rintf",
     "pj_lgammaf": "lgammaf", "pj_lgamma": "lgamma",   # thread-safe on the device
 }
-CUDA_UNSUPPORTED = frozenset(special_c.OPS)
 _CUDA_NAME = None
 
 
@@ -831,4 +829,4 @@ def for_cuda(text):
 def cuda_supported(name, ins, out):
   """Whether the CUDA kernels compute primitive ``name`` on these dtypes
   (given that C does)."""
-  return name not in CUDA_UNSUPPORTED and all(_kind(d) != "c" for d in list(ins) + [out])
+  return all(_kind(d) != "c" for d in list(ins) + [out])

@@ -64,7 +64,7 @@ static const double pj_zeta_em[12] = {@EM@};
 static double pj_zeta(double s, double q) {
   if (s == 1) return INFINITY;
   const int nonpos = q <= 0, pole = nonpos && q == floor(q);
-  if (pole) return isfinite(s) && s == floor(s) && fmod(s, 2) == 0 ? INFINITY : NAN;
+  if (pole) return isfinite(s) && s == floor(s) && fmod(s, 2.0) == 0 ? INFINITY : NAN;
   if (!(s > 1) || !isfinite(s) || !isfinite(q) || (nonpos && s != floor(s))) return NAN;
   const double up = ceil(-q);
   const int64_t n = 10 + (int64_t)(up < 0 ? 0 : up > 10000 ? 10000 : up);
@@ -85,7 +85,7 @@ static double pj_polygamma(double m, double x) {
   if (!(m >= 0) || !isfinite(m) || m != floor(m)) return NAN;
   if (m == 0) return pj_digamma(x);
   const double fact = m <= 170 ? pj_factorial[(int)m] : INFINITY;
-  const double sign = fmod(m, 2) == 1 ? 1.0 : -1.0;
+  const double sign = fmod(m, 2.0) == 1 ? 1.0 : -1.0;
   return sign * fact * pj_zeta(m + 1, x);
 }
 
@@ -110,7 +110,7 @@ static double pj_log1pmx(double d) {
 /* x^a e^-x / Gamma(a), for a large through Stirling (no cancellation of
    a log x - x against lgamma a). */
 static double pj_igam_factor(double a, double x) {
-  if (a < 10) { int s; return exp(a * log(x) - x - lgamma_r(a, &s)); }
+  if (a < 10) return exp(a * log(x) - x - pj_lgamma(a));
   const double d = (x - a) / a;
   const double e = fabs(d) < 0.25 ? a * pj_log1pmx(d) : a * log(x / a) + (a - x);
   return sqrt(a / 6.283185307179586) * exp(e - pj_stirling_tail(a));
@@ -118,7 +118,7 @@ static double pj_igam_factor(double a, double x) {
 /* lgamma(1 + a), accurate for small a: -gamma a + sum_k zeta(k) (-a)^k / k. */
 static const double pj_zeta_int[32] = {@ZETAS@};
 static double pj_lgam1p(double a) {
-  if (fabs(a) >= 0.2) { int s; return lgamma_r(1 + a, &s); }
+  if (fabs(a) >= 0.2) return pj_lgamma(1 + a);
   double p = -a, sum = -0.5772156649015329 * a;
   for (int k = 2; k < 32; k++) { p *= -a; sum += pj_zeta_int[k] * p / k; }
   return sum;
@@ -133,9 +133,8 @@ static double pj_igamc_small(double a, double x) {
     sum += t;
     if (fabs(t) <= 1e-17 * fabs(sum)) break;
   }
-  int s;
   const double lx = log(x);
-  return -expm1(a * lx - pj_lgam1p(a)) - exp(a * lx - lgamma_r(a, &s)) * sum;
+  return -expm1(a * lx - pj_lgam1p(a)) - exp(a * lx - pj_lgamma(a)) * sum;
 }
 /* P(a, x) (upper = 0) or Q(a, x) (upper = 1) for finite a, x > 0: P's power
    series where x < a + 1, else Q's continued fraction (Lentz). */
@@ -235,8 +234,7 @@ static double pj_random_gamma_grad(double a, double x) {
 }
 static double pj_igamma_grad_a(double a, double x) {
   if (a != a || x != x || x < 0 || a <= 0) return NAN;
-  int s;
-  const double log_ax = a * log(x) - x - lgamma_r(a, &s);
+  const double log_ax = a * log(x) - x - pj_lgamma(a);
   if (x > 0 && !isfinite(log_ax)) return NAN;
   if (!(x > 0) || !(log_ax > -800)) return 0;
   double v, dv;
@@ -252,8 +250,7 @@ static double pj_igamma_grad_a(double a, double x) {
    (modified Lentz) on the side of the mean where it converges fast. */
 static double pj_betainc_cf(double a, double b, double x, double y, double log_x,
                             double log_y) {
-  int s;
-  const double lbeta = lgamma_r(a, &s) + lgamma_r(b, &s) - lgamma_r(a + b, &s);
+  const double lbeta = pj_lgamma(a) + pj_lgamma(b) - pj_lgamma(a + b);
   const double front = exp(a * log_x + b * log_y - lbeta) / a;
   const double tiny = 1e-300;
   double c = 1, d = 1 - (a + b) * x / (a + 1);

@@ -1,9 +1,11 @@
 """The source every CUDA module starts with: a header that makes it compile
 under NVRTC, nvcc or (emulation) the system C++ compiler, and the C
-backend's portable helpers (``cpu.prelude.PORTABLE``) as device functions."""
+backend's portable helpers (``cpu.prelude.PORTABLE``) and special functions
+(``cpu.special_c``: digamma, the incomplete gamma and beta functions...)
+as device functions and device tables."""
 import re
 
-from purejax._src.backends.cpu import codegen_ops, prelude
+from purejax._src.backends.cpu import codegen_ops, prelude, special_c
 
 _HEADER = r"""/* purejax CUDA module */
 #if defined(__CUDACC_RTC__)   /* NVRTC: no system headers */
@@ -36,9 +38,10 @@ __device__ int32_t pj_opaque_zero = 0;
 
 
 def device_functions(c_source):
-  """C helper functions (``static inline``) as CUDA device functions."""
-  return codegen_ops.for_cuda(re.sub(r"\bstatic inline\b", "static __device__ inline",
-                                     c_source))
+  """C helper functions and constant tables (``static``) as CUDA device
+  functions and device tables."""
+  return codegen_ops.for_cuda(re.sub(r"^static\b", "static __device__", c_source,
+                                     flags=re.MULTILINE))
 
 
-PRELUDE = _HEADER + device_functions(prelude.PORTABLE)
+PRELUDE = _HEADER + device_functions(prelude.PORTABLE + special_c.SOURCE)
