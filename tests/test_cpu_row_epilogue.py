@@ -123,3 +123,28 @@ def test_inside_a_loop_body(monkeypatch):
     return jax.lax.fori_loop(0, 3, lambda i, c: jax.nn.softmax(c * 1.5, axis=-1), x)
   x = np.random.default_rng(2).standard_normal((64, 300)).astype(np.float32)
   assert _bits(f, (x,), "cpu") == _bits_apart(f, (x,), monkeypatch) == _bits(f, (x,), "numpy")
+
+
+def test_views_the_epilogue_now_stores_are_read_from_there(x64):
+  """A view stored for a larger kernel (``x + 1 / x``, read broadcast by a
+  kernel 11 times its size) whose map group becomes an epilogue is read
+  from where the epilogue stores it, not recomputed from a value the
+  reduction no longer stores (seed 108's big program 4: a KeyError)."""
+  x = np.random.default_rng(4).standard_normal((11, 1, 41, 1)).astype(np.float32)
+
+  def f(x):
+    r = jnp.reciprocal(x)
+    mean = jnp.mean(x, axis=-2)
+    t = jnp.arctanh(x)
+    c = jnp.cos(t)
+    inverse = jnp.reciprocal(mean)
+    h = x + r
+    return [mean, c, inverse, t * 0.5 + 1, jnp.nextafter(h, jax.lax.rsqrt(inverse))]
+
+  assert _with_epilogue(_plan(f, x))
+  with config.override("purejax_compile_sync", True):
+    got = jax.jit(f)(x)
+    with config.override("purejax_backend", "numpy"):
+      want = jax.jit(f)(x)
+  for g, w in zip(got, want):   # (the C library's atanh and cos: within an ulp)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, atol=1e-6)

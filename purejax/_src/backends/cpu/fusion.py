@@ -122,6 +122,17 @@ class Plan:
       self._order = {s: i for i, s in enumerate(self.steps)}
     return self._order.get(source, len(self.steps)) < self._order.get(step, -1)
 
+  def move_stored(self, source, target, views=None):
+    """Views stored by step ``source`` (or ``views``, of those) now stored
+    by ``target``, which takes over its outputs; returns those views (to
+    move them back, when the change is undone)."""
+    moved = [v for v, s in self.materialized.items()
+             if s is source and (views is None or v in views)]
+    for v in moved:
+      self.materialized[v] = target
+    self._order = None
+    return moved
+
   @property
   def groups(self):
     return [s for s in self.steps if type(s) is Group]
