@@ -78,9 +78,10 @@ def _known(program, x64=False):
     (["v = jax.nn.gelu(x)"], {"x": np.array([-3.0, -4.0, -2.9082701, 1.0], np.float32)},
      False, "float rounding"),
     # a flushed subnormal quotient: XLA's fused floor_divide(0, 0) is -1
+    # (its division by the quotient regrouped, (r))
     (["v = jnp.floor_divide(b / a, b / a) + b"],
      {"a": np.array([-3.4e38, 2.0], np.float32), "b": np.array([-0.5, 3.0], np.float32)}, False,
-     "flushed subnormal"),
+     "subnormals flushed"),
     # XLA:CPU's large max reductions drop NaN
     (["v = lax.reduce_max(x, (0,))"], {"x": np.r_[np.ones(40960, np.float32), np.nan]}, False,
      "NaN dropped"),
@@ -214,6 +215,16 @@ def _known(program, x64=False):
       "v = w.at[jnp.array([-8])].get(mode='fill', fill_value=0.5)"],
      {"x": np.arange(155, dtype=np.float32).reshape(31, 5), "y": np.array([0, -4], np.int32)},
      False, "nested dynamic_slice"),
+    # XLA regroups divisions of quotients, whose products overflow (seed
+    # 113's big program 13, with x64)
+    (["w = jnp.divide(x, x)", "v = w / w"], {"x": np.array([3.4e38, 2.0, 1e-30], np.float32)},
+     True, "quotients regrouped"),
+    (["v = (x / y) / x"], {"x": np.array([3.4e38, 2.0, 1e-30], np.float32),
+                           "y": np.array([3.0, 3.4e38, 1e-30], np.float32)}, False,
+     "quotients regrouped"),
+    (["v = x / (x / y)"], {"x": np.array([3.4e38, 2.0, 1e-30], np.float32),
+                           "y": np.array([3.0, 3.4e38, 1e-30], np.float32)}, False,
+     "quotients regrouped"),
     # XLA squares a one-element product by a constant as (a * a) * (c * c),
     # also in asinh: inf, and NaN there (seed 98's reduce program 3)
     (["v = jnp.arcsinh(jnp.var(x, axis=(0, 1)))"],
