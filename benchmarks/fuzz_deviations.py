@@ -353,14 +353,14 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
     # with size-1 axes that the div stretches: seed 95's shape program 19.)
     scalar = name == "div" and out.shape != () and (
         np.ndim(vals[1]) == 0 or np.shape(vals[1]) != tuple(out.shape))
-    if name == "div" and kind == "f" and (scalar or (
-        prods[1] and prods[1][0] == "broadcast_in_dim")):
+    spread = _broadcast_divisor(prods[1]) if name == "div" else None
+    if name == "div" and kind == "f" and (scalar or spread):
       one = np.ones((), out.dtype)
-      divisor = vals[1] if scalar else prods[1][2][0]
+      divisor = vals[1] if scalar else np.asarray(spread[2][0]).astype(out.dtype)
       reciprocal = _flushed((one / np.asarray(divisor)).astype(out.dtype), fired)
       fired.add("division by a broadcast is a product by its reciprocal")
       factor = (np.broadcast_to(reciprocal, out.shape) if scalar
-                else _broadcast_like(reciprocal, prods[1]))
+                else _broadcast_like(reciprocal, spread))
       pred = _bool_source(prods[0])
       if pred is not None:   # and that product with a converted bool a select
         fired.add("convert(bool) * x simplified")
@@ -469,7 +469,7 @@ def _product(producer):
     return producer[2][0], producer[2][1]
   divisor = producer[2][1] if len(producer[2]) > 1 else None
   if producer[0] == "div" and np.shape(producer[2][0]) != () and (
-      np.ndim(divisor) == 0 or (producer[3][1] and producer[3][1][0] == "broadcast_in_dim")):
+      np.ndim(divisor) == 0 or _broadcast_divisor(producer[3][1])):
     with np.errstate(all="ignore"):
       return producer[2][0], (np.float32(1) / np.asarray(divisor)).astype(np.float32)
   return None
@@ -598,6 +598,15 @@ def _all_padding(producer):
   operand = np.ones(np.shape(producer[2][0]), bool)
   kept = numpy_backend.jit_impl(_PAD)(operand, np.False_, **producer[1])
   return not np.asarray(kept).any()
+
+
+def _broadcast_divisor(producer):
+  """The broadcast_in_dim that made a divisor, directly or through a
+  conversion (which XLA moves before the broadcast: seed 115's control
+  program 13 divides by a broadcast uint8 array made float), or None."""
+  if producer and producer[0] == "convert_element_type" and producer[3][0]:
+    producer = producer[3][0]
+  return producer if producer and producer[0] == "broadcast_in_dim" else None
 
 
 def _broadcast_like(x, producer):

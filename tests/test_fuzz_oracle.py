@@ -215,6 +215,11 @@ def _known(program, x64=False):
       "v = w.at[jnp.array([-8])].get(mode='fill', fill_value=0.5)"],
      {"x": np.arange(155, dtype=np.float32).reshape(31, 5), "y": np.array([0, -4], np.int32)},
      False, "nested dynamic_slice"),
+    # ... also a broadcast made float: x / x is x * (1 / x), 0.99999994 for
+    # some x, and ceil(1 / that^2) is 2 (seed 115's control program 13, x64)
+    (["w = jnp.broadcast_to(x, (3, 4, 13))",
+      "v = jnp.ceil(lax.integer_pow(jnp.divide(w, w), -2))"],
+     {"x": make_input((4, 13), "uint8", 1233925550, "normal")}, True, "reciprocal"),
     # XLA regroups divisions of quotients, whose products overflow (seed
     # 113's big program 13, with x64)
     (["w = jnp.divide(x, x)", "v = w / w"], {"x": np.array([3.4e38, 2.0, 1e-30], np.float32)},
