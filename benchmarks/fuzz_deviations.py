@@ -367,7 +367,8 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         return np.where(pred, factor, 0).astype(out.dtype)
       return (np.asarray(vals[0]) * factor).astype(out.dtype)
     if name == "div" and kind == "f":
-      regrouped = _quotients_regrouped(eqn, vals, prods, fired)
+      regrouped = fuzz_deviations_values.quotients_regrouped(eqn, vals, prods, fired,
+                                                             _flushed)
       if regrouped is not None:
         return regrouped
     if name in ("add", "sub") and out.dtype == np.float32:
@@ -407,38 +408,6 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       fired.add("nested dynamic_slice merged")
       return merged
   return None
-
-
-def _plain_quotient(prod, shape):
-  """(a, b) where ``prod`` made ``a / b`` elementwise (same shapes, b not
-  broadcast nor known at compile time: XLA keeps it a division), else None."""
-  if not prod or prod[0] != "div" or len(prod) < 6 or prod[5][1]:
-    return None
-  a, b = (np.asarray(v) for v in prod[2][:2])
-  if a.shape != tuple(shape) or b.shape != tuple(shape) or (
-      prod[3][1] and prod[3][1][0] == "broadcast_in_dim"):
-    return None
-  return a, b
-
-
-def _quotients_regrouped(eqn, vals, prods, fired):
-  """(r) XLA's division of quotients: (a / b) / c is a / (b * c), a / (b /
-  c) is (a * c) / b, (a / b) / (c / d) is (a * d) / (b * c), the products
-  flushed; None for other divisions."""
-  shape = eqn.outvars[0].aval.shape
-  if np.shape(vals[0]) != tuple(shape) or np.shape(vals[1]) != tuple(shape) or (
-      prods[1] and prods[1][0] == "broadcast_in_dim"):
-    return None
-  top, bottom = _plain_quotient(prods[0], shape), _plain_quotient(prods[1], shape)
-  if top is None and bottom is None:
-    return None
-  a, b = top if top is not None else (np.asarray(vals[0]), None)
-  c, d = bottom if bottom is not None else (np.asarray(vals[1]), None)
-  with np.errstate(all="ignore"):
-    numerator = a if d is None else _flushed(a * d, fired)
-    denominator = c if b is None else _flushed(b * c, fired)
-    fired.add("a division of quotients regrouped")
-    return _flushed((numerator / denominator).astype(a.dtype), fired)
 
 
 def _bool_source(producer):

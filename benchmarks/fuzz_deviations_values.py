@@ -1,5 +1,5 @@
-"""Deviations (o) and (p) of benchmarks/fuzz_deviations.py: values XLA:CPU
-computes wrongly.
+"""Deviations (o), (p), (q) and (r) of benchmarks/fuzz_deviations.py:
+values XLA:CPU computes wrongly, or otherwise than the program says.
 
 (o) float32 cbrt of a subnormal, emulated from the operand before
     subnormals are flushed (which is how XLA gets it wrong).
@@ -20,6 +20,8 @@ computes wrongly.
     Emulated only where the overflow (or an underflow to zero) changes the
     value; a select on a predicate known at compile time is looked
     through, as XLA folds it.
+(r) XLA regroups divisions of quotients (its rewrite in fuzz_deviations'
+    docstring).
 """
 import numpy as np
 
@@ -114,3 +116,35 @@ def square_of_scaled_scalar(eqn, vals, prods, fired):
       nan = np.isinf(y2) & (np.abs(y) < ASINH_LOG_FROM)
       return np.where(nan, np.nan, np.arcsinh(y)).astype(y.dtype)
   return None
+
+
+def _plain_quotient(prod, shape):
+  """(a, b) where ``prod`` made ``a / b`` elementwise (same shapes, b not
+  broadcast nor known at compile time: XLA keeps it a division), else None."""
+  if not prod or prod[0] != "div" or len(prod) < 6 or prod[5][1]:
+    return None
+  a, b = (np.asarray(v) for v in prod[2][:2])
+  if a.shape != tuple(shape) or b.shape != tuple(shape) or (
+      prod[3][1] and prod[3][1][0] == "broadcast_in_dim"):
+    return None
+  return a, b
+
+
+def quotients_regrouped(eqn, vals, prods, fired, flushed):
+  """(r) XLA's division of quotients: (a / b) / c is a / (b * c), a / (b /
+  c) is (a * c) / b, (a / b) / (c / d) is (a * d) / (b * c), the products
+  flushed by ``flushed(x, fired)``; None for other divisions."""
+  shape = eqn.outvars[0].aval.shape
+  if np.shape(vals[0]) != tuple(shape) or np.shape(vals[1]) != tuple(shape) or (
+      prods[1] and prods[1][0] == "broadcast_in_dim"):
+    return None
+  top, bottom = _plain_quotient(prods[0], shape), _plain_quotient(prods[1], shape)
+  if top is None and bottom is None:
+    return None
+  a, b = top if top is not None else (np.asarray(vals[0]), None)
+  c, d = bottom if bottom is not None else (np.asarray(vals[1]), None)
+  with np.errstate(all="ignore"):
+    numerator = a if d is None else flushed(a * d, fired)
+    denominator = c if b is None else flushed(b * c, fired)
+    fired.add("a division of quotients regrouped")
+    return flushed((numerator / denominator).astype(a.dtype), fired)
