@@ -314,6 +314,40 @@ def test_select_n_and_clamp():
                                           np.float32(1)), [0, .5, 1])
 
 
+def _xla_extremum(a, b, is_max):
+  """XLA's max/min of two floats: NaN propagates, -0.0 orders below +0.0."""
+  if a != a or b != b:
+    return float("nan")
+  if a == b == 0:   # zeros of either sign
+    negative = np.signbit(a) and np.signbit(b) if is_max else np.signbit(a) or np.signbit(b)
+    return -0.0 if negative else 0.0
+  return max(a, b) if is_max else min(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_clamp_orders_signed_zeros_as_max_then_min(dtype):
+  """clamp(lo, x, hi) is min(max(x, lo), hi) with lax's max and min
+  (seed 123's mixed program 4: clamp(-0.0, -7.5, 0.0) is -0.0, its
+  reciprocal -inf), eagerly and in jit on both backends."""
+  vals = [-0.0, 0.0, -1.0, 1.0, float("nan")]
+  lo, x, hi = (np.array(a.ravel(), dtype) for a in np.meshgrid(vals, vals, vals, indexing="ij"))
+  want = np.array([_xla_extremum(_xla_extremum(float(b), float(a), True), float(c), False)
+                   for a, b, c in zip(lo, x, hi)], dtype)
+  with config.override("jax_enable_x64", dtype == "float64"):
+    results = {"eager": lax.clamp(lo, x, hi)}
+    for backend in ("numpy", "cpu"):
+      with config.override("purejax_backend", backend), \
+           config.override("purejax_compile_sync", True):
+        results[backend] = jit(lax.clamp)(lo, x, hi)
+  for name, got in results.items():
+    got = np.asarray(got).astype(np.float64)
+    w = want.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(w), err_msg=name)
+    np.testing.assert_array_equal(got[~np.isnan(w)], w[~np.isnan(w)], err_msg=name)
+    np.testing.assert_array_equal(np.signbit(got[~np.isnan(w)]), np.signbit(w[~np.isnan(w)]),
+                                  err_msg=name)
+
+
 def test_weak_types_propagate():
   w = lax.full((2,), 2.0)
   assert w.weak_type and w.dtype == np.float32

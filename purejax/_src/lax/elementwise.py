@@ -671,7 +671,9 @@ def _clamp_impl(lo, x, hi):
     with np.errstate(invalid="ignore"):
       t = np.where(np.real(lo) >= np.real(x), lo, x)
       return np.where(np.real(t) <= np.real(hi), t, hi).astype(x.dtype)
-  return np.minimum(np.maximum(x, lo), hi)
+  # lax's max then min: a NaN propagates, -0.0 orders below +0.0
+  # (clamp(-0.0, -3.0, 0.0) is -0.0, as in XLA; NumPy's clip gives +0.0).
+  return min_p.impl(max_p.impl(x, lo), hi)
 
 
 clamp_p.impl = _clamp_impl

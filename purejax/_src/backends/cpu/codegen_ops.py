@@ -455,16 +455,16 @@ def _select_n(ctx, args, ins, out, params):
 
 
 def _clamp(ctx, args, ins, out, params):
-  # min(max(x, lo), hi) as NumPy evaluates it: NaN propagates, and on a tie
-  # the second operand is returned.
+  # min(max(x, lo), hi) with lax's max and min: NaN propagates, -0.0 orders
+  # below +0.0.
   lo, x, hi = args
   ct = ctype(out)
   if _kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
     t = ctx.tmp(ct, f"(__real__ {lo} >= __real__ {x} ? {lo} : {x})")
     return f"(__real__ {t} <= __real__ {hi} ? {t} : {hi})"
   if _kind(out) == "f":
-    t = ctx.tmp(ct, f"({x} != {x} ? {x} : {lo} != {lo} ? {lo} : {x} > {lo} ? {x} : {lo})")
-    return f"({t} != {t} ? {t} : {hi} != {hi} ? {hi} : {t} < {hi} ? {t} : {hi})"
+    t = ctx.tmp(ct, f"pj_max{_fsuffix(out)}({x}, {lo})")
+    return f"pj_min{_fsuffix(out)}({t}, {hi})"
   t = ctx.tmp(ct, f"({x} > {lo} ? {x} : {lo})")
   return f"({t} < {hi} ? {t} : {hi})"
 
