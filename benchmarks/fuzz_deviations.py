@@ -120,14 +120,14 @@ when ``v`` is an input).
     (``fuzz_deviations_values``).
 (p) XLA:CPU's max or min reduction of a uint8 negation of 4096 elements or
     more is 0 (``fuzz_deviations_values``; seed 96's big program 18).
+(q) XLA squares a one-element product by a constant as (a * a) * (c * c),
+    also inside asinh: inf or NaN where a * a overflows
+    (``fuzz_deviations_values``; seed 98's reduce program 3).
 (r) XLA regroups divisions of quotients: (a / b) / c is a / (b * c),
     a / (b / c) is (a * c) / b, (a / b) / (c / d) is (a * d) / (b * c),
     where the products may overflow or flush: ``(x / x) / (x / x)`` is NaN
     for x = 3.4e38 (seed 113's big program 13, x64).  Divisions by a
     broadcast or a constant are products by the reciprocal (i) instead.
-(q) XLA squares a one-element product by a constant as (a * a) * (c * c),
-    also inside asinh: inf or NaN where a * a overflows
-    (``fuzz_deviations_values``; seed 98's reduce program 3).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.

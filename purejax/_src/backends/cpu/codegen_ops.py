@@ -462,11 +462,8 @@ def _clamp(ctx, args, ins, out, params):
   if _kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
     t = ctx.tmp(ct, f"(__real__ {lo} >= __real__ {x} ? {lo} : {x})")
     return f"(__real__ {t} <= __real__ {hi} ? {t} : {hi})"
-  if _kind(out) == "f":
-    t = ctx.tmp(ct, f"pj_max{_fsuffix(out)}({x}, {lo})")
-    return f"pj_min{_fsuffix(out)}({t}, {hi})"
-  t = ctx.tmp(ct, f"({x} > {lo} ? {x} : {lo})")
-  return f"({t} < {hi} ? {t} : {hi})"
+  t = ctx.tmp(ct, _extremum("max")(ctx, (x, lo), ins, out, params))
+  return _extremum("min")(ctx, (t, hi), ins, out, params)
 
 
 def _convert(ctx, args, ins, out, params):

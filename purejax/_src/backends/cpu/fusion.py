@@ -130,7 +130,6 @@ class Plan:
              if s is source and (views is None or v in views)]
     for v in moved:
       self.materialized[v] = target
-    self._order = None
     return moved
 
   @property

@@ -72,6 +72,7 @@ def fuse(plan):
     b.outputs[:] = [v for v in b.outputs if v not in maybe_unread or v in others]
     b.outputs += list(m.outputs)
     b.epilogue, b.epilogue_maps = m, between
+    plan._order = None
     moved = plan.move_stored(m, b)   # later steps read m's views from b now
     try:
       codegen.build_kernel(plan, b, "probe")
@@ -79,6 +80,7 @@ def fuse(plan):
       steps[:] = saved[0]
       b.outputs[:] = saved[1]
       b.epilogue, b.epilogue_maps = None, []
+      plan._order = None
       plan.move_stored(b, m, moved)
     reads.pop(b, None)
     i += 1

@@ -46,6 +46,7 @@ def fuse(plan):
       steps.insert(steps.index(b) + 1, m)
     b.prologue, b.prologue_maps = a, between
     b.outputs += [v for v in a.outputs if v not in b.outputs]
+    plan._order = None
     moved = plan.move_stored(a, b)   # later steps read a's views from b now
     try:
       shared = (set(codegen.build_kernel(plan, b, "probe").inputs)
@@ -56,6 +57,7 @@ def fuse(plan):
       steps[:] = saved[0]
       b.outputs[:] = saved[1]
       b.prologue, b.prologue_maps = None, []
+      plan._order = None
       plan.move_stored(b, a, moved)
     i = steps.index(b) + 1
   return plan

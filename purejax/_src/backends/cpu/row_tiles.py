@@ -48,13 +48,13 @@ def applies(nest, outer, red, decls, second):
   return min(red[0][1]) < max(d for _, dims in outer for d in dims)
 
 
+_CHEAP = CHEAP_PRIMS | INDEX_PRIMS | {"div"}
+
+
 def memory_bound(group):
   """Whether ``group`` computes little per element (arithmetic, comparisons,
   indexing; no transcendental function): its time is then the memory's."""
   return all(e.primitive.name in _CHEAP for e in group.producer.values())
-
-
-_CHEAP = CHEAP_PRIMS | INDEX_PRIMS | {"div"}
 
 
 def _bytes_per_output(lanes, scalars, nb):
