@@ -128,6 +128,10 @@ when ``v`` is an input).
     where the products may overflow or flush: ``(x / x) / (x / x)`` is NaN
     for x = 3.4e38 (seed 113's big program 13, x64).  Divisions by a
     broadcast or a constant are products by the reciprocal (i) instead.
+(s) XLA's max and min give a NaN second operand the sign bit of both
+    operands' OR (min) or AND (max), a sign IEEE leaves open; cummin and
+    cummax fold in that order (``fuzz_deviations_nan_sign``; seed 124's
+    big program 7: ``jnp.signbit`` of a cummin after a NaN).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -138,6 +142,7 @@ from purejax._src.backends import numpy_backend
 from purejax._src.jaxpr import Literal, sub_jaxprs
 
 import fuzz_deviations_in_place
+import fuzz_deviations_nan_sign
 import fuzz_deviations_slices
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
@@ -382,7 +387,8 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         fired.add("sqrt(x*x) simplified")
         return np.where(same, np.abs(a), np.sqrt(np.asarray(vals[0]))).astype(out.dtype)
     for wrong in (fuzz_deviations_values.extremum_of_negated_uint8(name, vals, prods, out, fired),
-                  fuzz_deviations_values.square_of_scaled_scalar(eqn, vals, prods, fired)):
+                  fuzz_deviations_values.square_of_scaled_scalar(eqn, vals, prods, fired),
+                  fuzz_deviations_nan_sign.nan_signed(eqn, vals, fired)):
       if wrong is not None:
         return wrong
     dropped = _nan_dropping(eqn, vals, fired)
@@ -631,12 +637,21 @@ def _gather_indices(eqn, vals, fired, constant=()):
   return [vals[0], short] + list(vals[2:])
 
 
-def _folded(eqn, constant):
+def _folded(eqn, constant, vals):
   """Whether XLA knows ``eqn``'s results at compile time: made from
-  constants only, or an integer ``x - x`` (which its simplifier makes 0)."""
-  if eqn.primitive.name == "sub" and eqn.invars[0] is eqn.invars[1] \
+  constants only, or what its simplifier makes a constant: an integer
+  ``x - x`` (0), ``and`` with a known zero (False), a select between two
+  known equal cases (seed 124's mixed program 1: ``1 ** x`` by square and
+  multiply is 1)."""
+  name = eqn.primitive.name
+  if name == "sub" and eqn.invars[0] is eqn.invars[1] \
       and type(eqn.invars[0]) is not Literal \
       and np.dtype(eqn.invars[0].aval.dtype).kind in "iu":
+    return True
+  if name == "and" and any(c and not np.asarray(v).any() for c, v in zip(constant, vals)):
+    return True
+  if name == "select_n" and all(constant[1:]) and all(
+      np.array_equal(vals[1], v) for v in vals[2:]):
     return True
   return all(constant)
 
@@ -680,7 +695,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
     folded = [False] * len(eqn.outvars)
     if special is not None:
       outs = [special]
-      folded = [_folded(eqn, constant)]
+      folded = [_folded(eqn, constant, vals)]
     elif eqn.primitive.name in _CONTROL_FLOW:
       prods = [producers.get(v) if type(v) is not Literal else None for v in eqn.invars]
       outs, folded, made = _CONTROL_FLOW[eqn.primitive.name](eqn.params, vals, prods, fired,
@@ -695,7 +710,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
       with np.errstate(all="ignore"):
         out = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
       outs = list(out) if eqn.primitive.multiple_results else [out]
-      folded = [_folded(eqn, constant)] * len(eqn.outvars)
+      folded = [_folded(eqn, constant, vals)] * len(eqn.outvars)
     known.update(v for v, f in zip(eqn.outvars, folded) if f)
     for v, o, m in zip(eqn.outvars, outs, made):
       raw[v] = np.asarray(o, v.aval.dtype)

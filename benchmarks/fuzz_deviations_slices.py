@@ -14,13 +14,12 @@ def merged(eqn, vals, prods, out, constant):
   it with the dynamic_slice that made its operand; None elsewhere."""
   name = eqn.primitive.name
   if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
-    inner = prods[0][2]
-    x, starts = inner[0], inner[1:]
+    x, starts = _chain(prods[0])
     window, sizes = np.shape(vals[0]), eqn.params["slice_sizes"]
     # The inner start clamped against the outer window's room in the
     # whole operand, plus the outer start as it is; a start into a
     # dimension of length 1 can only be 0.
-    return _merged_slice(x, starts, window, vals[1:], sizes)
+    return _slice(x, _merged_starts(x, starts, window, vals[1:], sizes), sizes)
   if name == "gather" and prods[0] and prods[0][0] == "dynamic_slice":
     piece = _one_window_gather(eqn, vals, prods[0], constant[1])
     if piece is not None:
@@ -33,19 +32,37 @@ def merged(eqn, vals, prods, out, constant):
     sizes = eqn.params["slice_sizes"]
     sub_sizes = [1 if w == 1 else sizes[d] for w, d in zip(window, dims)]
     sub_starts = [0 if w == 1 else vals[1 + d] for w, d in zip(window, dims)]
-    piece = _merged_slice(inner[2][0], inner[2][1:], window, sub_starts, sub_sizes)
+    x, starts = _chain(inner)
+    piece = _slice(x, _merged_starts(x, starts, window, sub_starts, sub_sizes), sub_sizes)
     return numpy_backend.jit_impl(_BROADCAST)(piece, shape=tuple(sizes),
                                               broadcast_dimensions=dims, sharding=None)
   return None
 
 
-def _merged_slice(x, starts, window, outer_starts, sizes):
-  """(h) The dynamic_slice of ``sizes`` at ``outer_starts`` of the slice of
-  ``x`` at ``starts`` (of shape ``window``), merged as XLA merges them: the
-  inner start clamped in its own type (the bound converted to it), then
-  converted to the outer start's type and added there, both wrapping
-  (seed 92's index program 17: uint8 starts 11 + 251 are 6)."""
+def _chain(prod):
+  """The operand and starts of the one dynamic_slice XLA makes of the
+  dynamic_slice ``prod`` (a producer) and the dynamic_slices under it,
+  merged from the innermost out (seed 124's index program 13: three)."""
+  x, starts = prod[2][0], prod[2][1:]
+  inner = prod[3][0]
+  if inner and inner[0] == "dynamic_slice":
+    y, inner_starts = _chain(inner)
+    return y, _merged_starts(y, inner_starts, np.shape(x), starts, prod[1]["slice_sizes"])
+  return x, starts
+
+
+def _slice(x, starts, sizes):
   from purejax._src.lax.slicing import dynamic_slice_p
+  return numpy_backend.jit_impl(dynamic_slice_p)(x, *starts, slice_sizes=tuple(sizes))
+
+
+def _merged_starts(x, starts, window, outer_starts, sizes):
+  """(h) The starts in ``x`` of the dynamic_slice of ``sizes`` at
+  ``outer_starts`` of the slice of ``x`` at ``starts`` (of shape
+  ``window``), merged as XLA merges them: the inner start clamped in its
+  own type (the bound converted to it), then converted to the outer start's
+  type and added there, both wrapping (seed 92's index program 17: uint8
+  starts 11 + 251 are 6)."""
   starts_merged = []
   with np.errstate(over="ignore"):
     for a, b, n, w, s in zip(starts, outer_starts, np.shape(x), window, sizes):
@@ -55,7 +72,7 @@ def _merged_slice(x, starts, window, outer_starts, sizes):
       # An outer slice as wide as the window starts at 0 there: XLA drops
       # its start (seed 96's index program 10).
       starts_merged.append(first if w in (1, s) else first.astype(b.dtype) + b)
-  return numpy_backend.jit_impl(dynamic_slice_p)(x, *starts_merged, slice_sizes=tuple(sizes))
+  return starts_merged
 
 
 def _one_window_gather(eqn, vals, inner, known_index):
@@ -75,5 +92,6 @@ def _one_window_gather(eqn, vals, inner, known_index):
     outer[d] = idx.reshape(-1)[k]
     if fill and not 0 <= int(outer[d]) <= np.shape(vals[0])[d] - p["slice_sizes"][d]:
       return None
-  return _merged_slice(inner[2][0], inner[2][1:], np.shape(vals[0]), outer,
-                       p["slice_sizes"])
+  x, starts = _chain(inner)
+  return _slice(x, _merged_starts(x, starts, np.shape(vals[0]), outer, p["slice_sizes"]),
+                p["slice_sizes"])

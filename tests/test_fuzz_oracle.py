@@ -202,6 +202,29 @@ def _known(program, x64=False):
       "v = lax.dynamic_slice(w, (a, w.reshape(-1)[8]), (4, 2))"],
      {"a": np.int32(-7), "x": make_input((8, 16), "int32", 907618479, "small")}, False,
      "nested dynamic_slice"),
+    # ... a chain of three merged from the innermost out (seed 124's index
+    # program 13)
+    (["w = lax.dynamic_slice(x, (0, a), (2, 5))",
+      "u = lax.dynamic_slice(w, (0, b), (2, 2))",
+      "v = lax.dynamic_slice(u, (0, c), (2, 1))"],
+     {"x": np.arange(14, dtype=np.int32).reshape(2, 7), "a": np.int32(2),
+      "b": np.int32(1936399212), "c": np.int32(-864293052)}, False, "nested dynamic_slice"),
+    # XLA's min and max give a NaN second operand the sign bit of both
+    # operands' OR and AND; cummin folds with the running value first
+    # (seed 124's big program 7)
+    (["v = jnp.signbit(lax.cummin(x, axis=1))"],
+     {"x": np.array([[-1.0, np.nan, 0.5], [2.0, np.nan, -3.0]], np.float32)}, False,
+     "NaN sign"),
+    (["v = jnp.signbit(lax.cummax(x, axis=0, reverse=True))"],
+     {"x": np.array([[2.0, 2.0], [-np.nan, 0.5], [1.0, np.nan]], np.float32)}, False,
+     "NaN sign"),
+    (["v = jnp.signbit(jnp.minimum(x, y))"],
+     {"x": np.array([-1.0, 1.0, -0.0, np.nan], np.float32),
+      "y": np.array([np.nan, np.nan, np.nan, -1.0], np.float32)}, False, "NaN sign"),
+    # ... also a value XLA's simplifier makes a constant: 1 ** x by square
+    # and multiply, its and(False, p) and selects of equal cases folded
+    # (seed 124's mixed program 1)
+    (["v = lax.clz(jnp.sign(-1 ** x))"], {"x": np.int8(-112)}, False, "clz of a constant"),
     # XLA:CPU's max or min of a uint8 negation of 4096 elements or more is 0
     # (seed 96's big program 18)
     (["v = jnp.remainder(s, jnp.max(jnp.negative(x), axis=0, keepdims=True))"],
