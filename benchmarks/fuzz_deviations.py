@@ -39,7 +39,8 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     NumPy's in the last bits of its small result (seed 85's big program 2).
     Emulated with the product exact in float64 (two roundings: float64,
     then float32, which in rare halfway cases is one ulp off a real FMA).
-    A division by a broadcast value is such a product (by the reciprocal):
+    So is a square (hypot's ``1 + (y / x)^2``: seed 127's elementwise
+    program 5).  A division by a broadcast value is such a product (by the reciprocal):
     ``x / -3 + y`` is 6e-8 where NumPy gives 0 (seed 88's edges program 7).
     A division by a broadcast value (or by a scalar XLA knows: a literal,
     a constant passed into a call) whose numerator is a converted bool is
@@ -433,11 +434,14 @@ def _bool_source(producer):
 
 
 def _product(producer):
-  """The float32 factors of a product (also of a division by a broadcast
-  value, which XLA makes a product by its reciprocal), or None."""
-  if not producer or producer[0] not in ("mul", "div") or \
+  """The float32 factors of a product (also of a square, and of a division
+  by a broadcast value, which XLA makes a product by its reciprocal), or
+  None."""
+  if not producer or producer[0] not in ("mul", "div", "square") or \
       np.asarray(producer[2][0]).dtype != np.float32:
     return None
+  if producer[0] == "square":   # XLA's x * x
+    return producer[2][0], producer[2][0]
   if any(_bool_source(p) is not None for p in producer[3][:1 + (producer[0] == "mul")]):
     return None   # a converted bool times x is a select, not a product
   if producer[0] == "mul":

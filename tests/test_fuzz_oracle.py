@@ -225,6 +225,11 @@ def _known(program, x64=False):
     # and multiply, its and(False, p) and selects of equal cases folded
     # (seed 124's mixed program 1)
     (["v = lax.clz(jnp.sign(-1 ** x))"], {"x": np.int8(-112)}, False, "clz of a constant"),
+    # ... also with a square: hypot's 1 + (y / x)^2, seen through a bitcast
+    # (seed 127's elementwise program 5)
+    (["v = lax.bitcast_convert_type(jnp.hypot(x, y), jnp.int32)"],
+     {"x": np.array([2.5530746, -0.0355999, 3.113631, -0.5], np.float32),
+      "y": np.array([2.2296946, 0.02658946, 34.79444, 0.2545968], np.float32)}, False, "FMA"),
     # XLA:CPU's max or min of a uint8 negation of 4096 elements or more is 0
     # (seed 96's big program 18)
     (["v = jnp.remainder(s, jnp.max(jnp.negative(x), axis=0, keepdims=True))"],
