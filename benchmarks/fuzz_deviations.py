@@ -40,7 +40,7 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     Emulated with the product exact in float64 (two roundings: float64,
     then float32, which in rare halfway cases is one ulp off a real FMA).
     So is a square (hypot's ``1 + (y / x)^2``: seed 127's elementwise
-    program 5).  A division by a broadcast value is such a product (by the reciprocal):
+    program 5), and a division by a broadcast value (by the reciprocal):
     ``x / -3 + y`` is 6e-8 where NumPy gives 0 (seed 88's edges program 7).
     A division by a broadcast value (or by a scalar XLA knows: a literal,
     a constant passed into a call) whose numerator is a converted bool is
