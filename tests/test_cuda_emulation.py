@@ -316,22 +316,6 @@ def test_selected_through_jit():
   assert_same(expected, np.asarray(got))
 
 
-def test_complex_runs_on_the_host_with_a_warning(monkeypatch):
-  """No CUDA kernel for complex numbers: generating one is a clear error,
-  and the runner runs such a jaxpr on the host, saying so once."""
-  from purejax._src.backends.cpu import fusion
-  from purejax._src.backends.cuda import module as cuda_module
-  jaxpr, _ = trace(lambda z: [jnp.exp(z) * 2], np.ones(4, np.complex64))
-  with pytest.raises(kernels.UnsupportedOnGpu, match="unsupported on the GPU backend"):
-    cuda_module.generate(fusion.plan_jaxpr(jaxpr))
-  monkeypatch.setattr(runner, "_warned", set())
-  with pytest.warns(RuntimeWarning, match="unsupported on the GPU backend; such computations "
-                    "run on the host"):
-    run = runner.compile_jaxpr(jaxpr)
-  z = np.array([1 + 1j, -2j, 0.5, 3], np.complex64)
-  np.testing.assert_allclose(run(z)[0], np.exp(z.astype(np.complex128)) * 2, rtol=1e-6)
-
-
 def test_partition_depends_on_shapes_only():
   launch = kernels.Launch("k", 10 ** 9, [])
   assert (launch.grid, launch.threads) == (kernels.MAX_BLOCKS, kernels.THREADS)
@@ -340,12 +324,38 @@ def test_partition_depends_on_shapes_only():
 
 # -- CUDA syntax --------------------------------------------------------------------------
 
+def _complex_sources():
+  """Modules with every complex operation the kernels compute (complex64
+  and complex128): the device prelude's structs and functions, used."""
+  from purejax._src.backends.cpu import fusion
+  from purejax._src.backends.cuda import module as cuda_module
+
+  def f(z, w):
+    return [z * w - z / w, -z == w, jnp.abs(z), jnp.real(z) + jnp.imag(w), jnp.conj(z),
+            lax.complex(jnp.real(z), jnp.imag(z)), z.astype(jnp.complex64).astype(z.dtype),
+            jnp.exp(z), jnp.log(z), jnp.sqrt(z), jnp.sin(z), jnp.cos(z), jnp.tan(z),
+            jnp.tanh(z), z ** w, lax.integer_pow(z, -3), jnp.expm1(z), jnp.log1p(z),
+            jnp.exp2(z), jnp.sign(z), lax.rsqrt(z), lax.logistic(z), z.sum(1), z.prod(0),
+            jnp.cumsum(z, 1), jnp.cumprod(z, 0), lax.cummax(z, 1)]
+
+  def extrema(z, w):   # (not fused with sums: a thread per output)
+    return [(w * 2).max(0), z.min(1)]
+  sources = []
+  for g in (f, extrema):
+    for dtype in (np.complex64, np.complex128):
+      with config.override("jax_enable_x64", True):
+        jaxpr, _ = trace(g, np.ones((4, 5), dtype), np.ones((4, 5), dtype))
+      sources.append(cuda_module.generate(fusion.plan_jaxpr(jaxpr)).source)
+  return sources
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
 def test_generated_sources_compile_with_nvcc(tmp_path):
   if not _SOURCES:   # this test run alone: make a few
     test_float_elementwise_matches_c_backend("float16")
     test_integer_elementwise_matches_c_and_numpy("int32")
     test_float_reductions_bit_for_bit((5, 6, 7), (0, 2))
+  _SOURCES.extend(_complex_sources())
   seen = set()
   for i, source in enumerate(_SOURCES):
     if source in seen:

@@ -78,6 +78,13 @@ PROGRAMS = {
     "random bits": (lambda k: [purejax.random.normal(k, (64,)),   # a raw uint32 key
                                purejax.random.uniform(k, (5, 3))],
                     np.array([0, 42], np.uint32)),
+    "complex64": (lambda z: [z * z - z / (z + 1), jnp.exp(z), jnp.log(z), jnp.sqrt(z),
+                             jnp.sin(z) + jnp.cos(z), jnp.tanh(z), jnp.tan(z), z ** (z * 0.5),
+                             jnp.expm1(z), jnp.log1p(z), jnp.exp2(z), jnp.sign(z), lax.rsqrt(z),
+                             lax.logistic(z), jnp.abs(z), z.sum(0), z.prod(1), jnp.cumsum(z, 1),
+                             lax.cummin(z, 0), z == z.conj(), jnp.real(z).astype(np.int32)],
+                  F32 + 1j * F32[::-1]),
+    "complex extrema": (lambda z: [z.max(1), (z * 2).min(0)], (F32 - 1j * F32).astype(np.complex64)),
     "cumulative reductions": (lambda x: [lax.cumsum(x, 1, reverse=True), lax.cumlogsumexp(x, 0),
                                          lax.cummax(x.astype(jnp.bfloat16), 1),
                                          lax.cumprod(x.astype(np.int8), 0),
@@ -102,5 +109,16 @@ def test_float64_modules_compile_with_nvrtc():
     source = _source(lambda x: [lax.erf_inv(x * 0.1), jnp.exp(x).sum(0),
                                 lax.bitcast_convert_type(x, np.int64), x.astype(np.int64) * 3],
                      x)
+  result, log = nvrtc_compile(source)
+  assert result == 0, log[-3000:]
+
+
+def test_complex128_modules_compile_with_nvrtc():
+  with config.override("jax_enable_x64", True):
+    z = (F32 + 1j * F32[::-1]).astype(np.complex128)
+    source = _source(lambda z: [z * z / (z - 1), jnp.exp(z) ** z, jnp.log(z).sum(0),
+                                jnp.tan(z), jnp.cumprod(z, 1), z.astype(np.complex64),
+                                jnp.sqrt(z).max(1)], z)
+  assert "pj_c128" in source
   result, log = nvrtc_compile(source)
   assert result == 0, log[-3000:]

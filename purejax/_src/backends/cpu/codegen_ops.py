@@ -14,7 +14,7 @@ NumPy within 2 ulp).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import special_c
+from purejax._src.backends.cpu import complex_c, special_c
 
 _CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -103,8 +103,7 @@ def literal(value, dtype):
   value = np.asarray(value).astype(dtype)[()]
   if kind == "c":
     real = _real_dtype(dtype)
-    return (f"__builtin_complex({literal(value.real, real)}, "
-            f"{literal(value.imag, real)})")
+    return f"PJ_COMPLEX({literal(value.real, real)}, {literal(value.imag, real)})"
   if is_half(dtype):
     value = np.float32(value)
   if kind == "b":
@@ -460,8 +459,8 @@ def _clamp(ctx, args, ins, out, params):
   lo, x, hi = args
   ct = ctype(out)
   if _kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
-    t = ctx.tmp(ct, f"(__real__ {lo} >= __real__ {x} ? {lo} : {x})")
-    return f"(__real__ {t} <= __real__ {hi} ? {t} : {hi})"
+    t = ctx.tmp(ct, f"(PJ_REAL({lo}) >= PJ_REAL({x}) ? {lo} : {x})")
+    return f"(PJ_REAL({t}) <= PJ_REAL({hi}) ? {t} : {hi})"
   t = ctx.tmp(ct, _extremum("max")(ctx, (x, lo), ins, out, params))
   return _extremum("min")(ctx, (t, hi), ins, out, params)
 
@@ -475,11 +474,11 @@ def _convert(ctx, args, ins, out, params):
   if _kind(src) == "c":
     if _kind(dst) == "c":
       return f"(({ct}){a})"   # each part converted
-    a, src = f"(__real__ ({a}))", _real_dtype(src)   # the imaginary part is dropped
+    a, src = f"PJ_REAL({a})", _real_dtype(src)   # the imaginary part is dropped
   if _kind(dst) == "c":
     real = _real_dtype(dst)
     re = _convert(ctx, [a], [src], real, params)
-    return f"__builtin_complex({re}, ({ctype(real)})0)"
+    return f"PJ_COMPLEX({re}, ({ctype(real)})0)"
   if is_half(src):   # its value is a float, exactly
     src = np.dtype(np.float32)
   if is_half(dst):   # through float32 (XLA's double rounding from float64)
@@ -540,22 +539,22 @@ def _complex_in(ins, out, params):
 
 
 def _real_part(ctx, args, ins, out, params):
-  return f"(__real__ ({args[0]}))"
+  return f"PJ_REAL({args[0]})"
 
 
 def _imag_part(ctx, args, ins, out, params):
-  return f"(__imag__ ({args[0]}))"
+  return f"PJ_IMAG({args[0]})"
 
 
 def _conj(ctx, args, ins, out, params):
   a, = args
   if _kind(ins[0]) != "c":   # a real input, widened
     return _convert(ctx, args, ins, out, params)
-  return f"__builtin_complex(__real__ ({a}), -__imag__ ({a}))"
+  return f"PJ_COMPLEX(PJ_REAL({a}), -PJ_IMAG({a}))"
 
 
 def _complex(ctx, args, ins, out, params):
-  return f"__builtin_complex({args[0]}, {args[1]})"
+  return f"PJ_COMPLEX({args[0]}, {args[1]})"
 
 
 def _erf_inv_supports(ins, out, params):
@@ -655,16 +654,22 @@ class Reducer:
   """How a reduction accumulates: its accumulators (C type, initial value,
   OpenMP ``simd reduction`` operator), the statements folding a value ``v``
   into accumulators ``names``, and the final value.  Every operator is
-  exact under reassociation, so the loops may be vectorized."""
+  exact under reassociation, so the loops may be vectorized.  ``tree``:
+  the operators merging partial accumulators (the GPU's partition), where
+  they are not the simd operators (complex sums and products, which C
+  folds in loop order)."""
 
-  def __init__(self, accs, combine, final):
+  def __init__(self, accs, combine, final, tree=None):
     self.accs, self.combine, self.final = accs, combine, final
+    self.tree = tree if tree is not None else [op for _, _, op in accs]
 
 
 def merge(op, a, b):
   """Accumulator ``a`` combined with ``b`` (a Reducer's simd operator ``op``)."""
   if op in ("max", "min"):
     return f"{a} = {b} {'>' if op == 'max' else '<'} {a} ? {b} : {a};"
+  if op.startswith("pj_"):   # a helper function
+    return f"{a} = {op}({a}, {b});"
   return f"{a} = {a} {op} {b};"
 
 
@@ -721,7 +726,7 @@ def _complex_extremum(name, dtype):
   ct, f, is_max = ctype(dtype), _fsuffix(dtype), name == "reduce_max"
   part = ctype(np.finfo(dtype).dtype)
   inf = "-INFINITY" if is_max else "INFINITY"
-  identity = f"__builtin_complex(({part}){inf}, ({part})0)"
+  identity = f"PJ_COMPLEX(({part}){inf}, ({part})0)"
   pick = f"pj_c{'max' if is_max else 'min'}{f}"
 
   def combine(names, v):
@@ -745,7 +750,8 @@ def reducer(name, dtype):
     init = "0" if name == "reduce_sum" else "1"
     return Reducer([(acc, f"(({acc}){init})", None)],
                    lambda names, v: [fold.format(names[0], v)],
-                   lambda names: f"(({ct}){names[0]})")
+                   lambda names: f"(({ct}){names[0]})",
+                   tree=["+" if name == "reduce_sum" else f"pj_cmul{f}"])
   if kind == "c" and name in ("reduce_max", "reduce_min"):
     return _complex_extremum(name, dtype)
   if kind == "c":
@@ -802,14 +808,17 @@ def arg_better(name, dtype, v, best):
 # The CUDA backend's kernels are built from this same table (CUDA C is C).
 # Where CUDA names a function the expressions (or the portable prelude and
 # the special functions) call differently, ``for_cuda`` renames it; complex
-# numbers (C99 _Complex, which CUDA's C++ lacks) are not supported on the
-# GPU backend.
+# values (``complex_c``'s neutral spelling) become the device prelude's
+# structs, and the C library's complex functions its Annex G versions.
 CUDA_FUNCTIONS = {
     "__builtin_popcount": "__popc", "__builtin_popcountll": "__popcll",
     "__builtin_clz": "__clz", "__builtin_clzll": "__clzll",
     "__builtin_fmaf": "fmaf", "__builtin_rintf": "rintf",
     "pj_lgammaf": "lgammaf", "pj_lgamma": "lgamma",   # thread-safe on the device
 }
+CUDA_FUNCTIONS.update({f"{name}{s}": f"pj_c99_{name}{s}" for name in complex_c.ON_DEVICE
+                       for s in ("f", "")})
+CUDA_TYPES = {"float _Complex": "pj_c64", "double _Complex": "pj_c128"}
 _CUDA_NAME = None
 
 
@@ -818,12 +827,16 @@ def for_cuda(text):
   global _CUDA_NAME
   if _CUDA_NAME is None:
     import re
-    _CUDA_NAME = re.compile(r"\b(" + "|".join(sorted(CUDA_FUNCTIONS, key=len, reverse=True))
-                            + r")\b(?=\s*\()")
-  return _CUDA_NAME.sub(lambda m: CUDA_FUNCTIONS[m.group(1)], text)
+    _CUDA_NAME = (re.compile(r"\b(" + "|".join(sorted(CUDA_FUNCTIONS, key=len, reverse=True))
+                             + r")\b(?=\s*\()"),
+                  re.compile(r"\b(" + "|".join(CUDA_TYPES) + r")\b"))
+  functions, types = _CUDA_NAME
+  text = functions.sub(lambda m: CUDA_FUNCTIONS[m.group(1)], text)
+  return types.sub(lambda m: CUDA_TYPES[m.group(1)], text)
 
 
 def cuda_supported(name, ins, out):
   """Whether the CUDA kernels compute primitive ``name`` on these dtypes
-  (given that C does)."""
-  return all(_kind(d) != "c" for d in list(ins) + [out])
+  (given that C does): all but the complex functions with no device code."""
+  function = _COMPLEX_MATH.get(name, "") if any(_kind(d) == "c" for d in ins) else ""
+  return not function.startswith("c") or function in CUDA_FUNCTIONS

@@ -36,7 +36,7 @@ def emit(step, fn):
   ct, part = codegen_ops.ctype(dtype), codegen_ops.ctype(np.finfo(dtype).dtype)
   is_max = eqn.primitive.name == "reduce_max"
   pick = f"pj_c{'max' if is_max else 'min'}{'f' if dtype == np.complex64 else ''}"
-  identity = f"__builtin_complex(({part}){'-INFINITY' if is_max else 'INFINITY'}, ({part})0)"
+  identity = f"PJ_COMPLEX(({part}){'-INFINITY' if is_max else 'INFINITY'}, ({part})0)"
   outputs = int(np.prod([shape[d] for d in kept], dtype=np.int64))
   src, dst = fn.ptr(step.inputs[0]), fn.ptr(out)
 

@@ -260,108 +260,23 @@ static inline float pj_round_bf16(float f) { return pj_bf2f(pj_f2bf(f)); }
 PRELUDE += _HALF
 
 # complex64/complex128 values are C99 complex types (as NumPy lays them out:
-# real, imaginary), built with __builtin_complex and taken apart with
-# __real__/__imag__ (no <complex.h>: its macro ``I`` would take a name).
-# Multiplication and division are NumPy's formulas, written out (C's
-# operators would recover infinities from NaN results, which NumPy does
-# not): the product without rescaling, the quotient by Smith's algorithm
-# (no overflow for large operands).  The transcendental functions are
-# glibc's (NumPy's own complex exp, log, sqrt, sin, cos and tanh call them
-# too); expm1 and log1p are NumPy's formulas.
-_COMPLEX = r"""
-T _Complex cexp@(T _Complex); T _Complex clog@(T _Complex); T _Complex csqrt@(T _Complex);
-T _Complex csin@(T _Complex); T _Complex ccos@(T _Complex); T _Complex ctanh@(T _Complex);
-T _Complex ctan@(T _Complex); T _Complex casin@(T _Complex); T _Complex cacos@(T _Complex);
-T _Complex catan@(T _Complex); T _Complex casinh@(T _Complex); T _Complex cacosh@(T _Complex);
-T _Complex catanh@(T _Complex); T _Complex cpow@(T _Complex, T _Complex);
-/* 2^z as NumPy: exp(z ln 2), each part scaled. */
-static inline T _Complex pj_cexp2@(T _Complex a) {
-  const T ln2 = (T)0.693147180559945309417232121458176568;
-  return cexp@(__builtin_complex(__real__ a * ln2, __imag__ a * ln2));
-}
-/* max/min of complex values as XLA computes them: a where it comes
-   strictly first by (real, imaginary), else b (ties and NaNs give b). */
-static inline int pj_cgt@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, br = __real__ b;
-  return ar == br ? __imag__ a > __imag__ b : ar > br;
-}
-static inline int pj_clt@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, br = __real__ b;
-  return ar == br ? __imag__ a < __imag__ b : ar < br;
-}
-static inline T _Complex pj_cmax@(T _Complex a, T _Complex b) {
-  return pj_cgt@(a, b) ? a : b;
-}
-static inline T _Complex pj_cmin@(T _Complex a, T _Complex b) {
-  return pj_clt@(a, b) ? a : b;
-}
-static inline T _Complex pj_cmul@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
-  return __builtin_complex(ar * br - ai * bi, ar * bi + ai * br);
-}
-static inline T _Complex pj_cdiv@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
-  const T abr = fabs@(br), abi = fabs@(bi);
-  if (abr >= abi) {
-    if (abr == 0 && abi == 0) return __builtin_complex(ar / abr, ai / abr);
-    const T rat = bi / br, scl = (T)1 / (br + bi * rat);
-    return __builtin_complex((ar + ai * rat) * scl, (ai - ar * rat) * scl);
-  }
-  const T rat = br / bi, scl = (T)1 / (bi + br * rat);
-  return __builtin_complex((ar * rat + ai) * scl, (ai * rat - ar) * scl);
-}
-/* NumPy's reciprocal (not 1 / z by Smith's algorithm: other roundings). */
-static inline T _Complex pj_crecip@(T _Complex a) {
-  const T ar = __real__ a, ai = __imag__ a;
-  if (fabs@(ai) <= fabs@(ar)) {
-    const T r = ai / ar, d = ar + ai * r;
-    return __builtin_complex((T)1 / d, -r / d);
-  }
-  const T r = ar / ai, d = ar * r + ai;
-  return __builtin_complex(r / d, (T)-1 / d);
-}
-/* a^b as NumPy's power: 1 for b = 0, 0 or NaN for a = 0, repeated squaring
-   (NumPy's order, its quotient for 1 / a^-n) for integer b in (-100, 100),
-   else glibc's cpow.  Products not contracted to FMAs, as NumPy's. */
-__attribute__((optimize("fp-contract=off")))
-static T _Complex pj_cpow@(T _Complex a, T _Complex b) {
-  const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;
-  if (br == 0 && bi == 0) return __builtin_complex((T)1, (T)0);
-  if (ar == 0 && ai == 0)
-    return br > 0 ? __builtin_complex((T)0, (T)0) : __builtin_complex((T)NAN, (T)NAN);
-  if (bi == 0 && br > -100 && br < 100 && br == (T)(int)br) {
-    const int n = (int)br, m = n < 0 ? -n : n;
-    if (n == 1) return a;
-    if (n == 2) return pj_cmul@(a, a);
-    if (n == 3) return pj_cmul@(a, pj_cmul@(a, a));
-    T _Complex acc = __builtin_complex((T)1, (T)0), p = a;
-    for (int mask = 1;; mask <<= 1) {
-      if (m & mask) acc = pj_cmul@(acc, p);
-      if (m < (mask << 1)) break;
-      p = pj_cmul@(p, p);
-    }
-    return n < 0 ? pj_cdiv@(__builtin_complex((T)1, (T)0), acc) : acc;
-  }
-  return cpow@(a, b);
-}
-static inline T pj_cabs@(T _Complex a) { return hypot@(__real__ a, __imag__ a); }
-static inline T _Complex pj_csign@(T _Complex a) {
-  const T m = pj_cabs@(a);
-  return m == 0 ? a : pj_cdiv@(a, __builtin_complex(m, (T)0));
-}
-static inline T _Complex pj_cexpm1@(T _Complex a) {
-  const T x = __real__ a, y = __imag__ a, h = sin@(y / 2);
-  return __builtin_complex(expm1@(x) * cos@(y) - 2 * h * h, exp@(x) * sin@(y));
-}
-static inline T _Complex pj_clog1p@(T _Complex a) {
-  const T x = __real__ a + 1, y = __imag__ a;
-  return __builtin_complex(log@(hypot@(x, y)), atan2@(y, x));
-}
-"""
+# real, imaginary), in ``complex_c``'s neutral spelling: PJ_COMPLEX, PJ_REAL
+# and PJ_IMAG are GCC's __builtin_complex, __real__ and __imag__ (no
+# <complex.h>: its macro ``I`` would take a name).  The transcendental
+# functions are glibc's (NumPy's own complex exp, log, sqrt, sin, cos and
+# tanh call them too).
+from purejax._src.backends.cpu import complex_c  # noqa: E402
 
-PRELUDE += "".join(_COMPLEX.replace("T _Complex", f"{t} _Complex").replace("T ", f"{t} ")
-                   .replace("(T)", f"({t})").replace("@", s)
-                   for t, s in (("float", "f"), ("double", "")))
+_COMPLEX_MACROS = r"""
+#define PJ_COMPLEX(re, im) __builtin_complex((re), (im))
+#define PJ_REAL(z) (__real__ (z))
+#define PJ_IMAG(z) (__imag__ (z))
+#define PJ_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+"""
+_LIBRARY_COMPLEX = complex_c.expand("".join(
+    f"T _Complex {name}@(T _Complex{', T _Complex' if name == 'cpow' else ''});\n"
+    for name in complex_c.LIBRARY))
+PRELUDE += _COMPLEX_MACROS + complex_c.BASIC + _LIBRARY_COMPLEX + complex_c.DERIVED
 
 # digamma, zeta, the incomplete gamma and beta functions, i0e, i1e.
 from purejax._src.backends.cpu import special_c  # noqa: E402

@@ -371,7 +371,7 @@ def _accumulator(name, dtype):
   if c:   # pj_cmax(a, b) is b unless a is strictly first: (-inf, -inf) never is
     inf = codegen_ops.literal(-np.inf if is_max else np.inf, codegen_ops._real_dtype(dtype))
     helper = f"pj_c{'max' if is_max else 'min'}{'f' if dtype == np.complex64 else ''}"
-    return ct, f"__builtin_complex({inf}, {inf})", lambda a, b: f"{helper}({a}, {b})"
+    return ct, f"PJ_COMPLEX({inf}, {inf})", lambda a, b: f"{helper}({a}, {b})"
   identity = codegen_ops.lowest(dtype) if is_max else codegen_ops.highest(dtype)
   if f:
     helper = f"pj_{'max' if is_max else 'min'}{'' if dtype == np.float64 else 'f'}"

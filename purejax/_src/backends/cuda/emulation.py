@@ -5,11 +5,13 @@ setting ``blockIdx``/``threadIdx`` (generated kernels use no barriers or
 shared memory, so running the threads one after another is exact)."""
 import ctypes
 
-from purejax._src.backends.cpu import toolchain
+from purejax._src.backends.cpu import codegen_ops, toolchain
 
 # As the C backend: no FMA contraction (a GPU module is to be compiled with
-# --fmad=false for the same reason); the source is C++.
-EXTRA_FLAGS = ("-ffp-contract=off", "-xc++")
+# --fmad=false for the same reason); the source is C++.  No SLP
+# vectorization: GCC's complex-product patterns contract into FMAs
+# (fmaddsub) despite -ffp-contract=off, which a GPU never does.
+EXTRA_FLAGS = ("-ffp-contract=off", "-fno-tree-slp-vectorize", "-xc++")
 
 
 def launcher_source(functions):
@@ -18,7 +20,7 @@ def launcher_source(functions):
   for name, params in functions:
     casts = []
     for i, p in enumerate(params):
-      ctype = p.rsplit("__restrict__", 1)[0].strip()
+      ctype = codegen_ops.for_cuda(p.rsplit("__restrict__", 1)[0].strip())
       casts.append(f"({ctype})a[{i}]")
     lines += [f'extern "C" void pj_emulate_{name}(unsigned grid, unsigned threads, '
               f'void* const* a) {{',

@@ -43,7 +43,8 @@ _ARG_EMPTY = "-1"   # the index of an argmax lane that saw no element
 SCRATCH_DTYPES = {"double": np.float64, "float": np.float32, "int": np.int32,
                    "int8_t": np.int8, "int16_t": np.int16, "int32_t": np.int32,
                    "int64_t": np.int64, "uint8_t": np.uint8, "uint16_t": np.uint16,
-                   "uint32_t": np.uint32, "uint64_t": np.uint64}
+                   "uint32_t": np.uint32, "uint64_t": np.uint64,
+                   "float _Complex": np.complex64, "double _Complex": np.complex128}
 
 
 class UnsupportedOnGpu(NotImplementedError):
@@ -96,10 +97,14 @@ class _Reduction:
       self.reducer = None
     else:
       self.reducer = codegen_ops.reducer(name, x)
-      if self.reducer is None or any(op is None for _, _, op in self.reducer.accs):
+      if self.reducer is None:
         raise UnsupportedOnGpu(f"{name} on {np.dtype(x).name} is unsupported on the GPU "
                                f"backend")
       self.accs = self.reducer.accs
+    # No merge operators (complex max/min: XLA's fold is not associative
+    # with NaNs): each output folded by one thread, in order.
+    self.sequential = not self.arg and None in self.reducer.tree
+    self.order_dependent = name in ("reduce_sum", "reduce_prod") and np.dtype(x).kind in "fc"
     self.scratch = list(range(first_scratch, first_scratch + len(self.accs)))
     self.names = [f"a{k}" for k in self.scratch]
     # Whether each lane folds float32 runs first (``lanes``: the layout's).
@@ -120,7 +125,7 @@ class _Reduction:
     """Slot ``a`` of each scratch buffer combined with slot ``b``."""
     if not self.arg:
       return [codegen_ops.merge(op, f"s{k}[{a}]", f"s{k}[{b}]")
-              for k, (_, _, op) in zip(self.scratch, self.accs)]
+              for k, op in zip(self.scratch, self.reducer.tree)]
     e, x = self.eqn, self.eqn.invars[0].aval.dtype
     (sv, si) = (f"s{k}" for k in self.scratch)
     va, ia, vb, ib = f"{sv}[{a}]", f"{si}[{a}]", f"{sv}[{b}]", f"{si}[{b}]"
@@ -149,11 +154,6 @@ class _Builder(KernelValues):
       raise UnsupportedOnGpu(f"{name} on {', '.join(np.dtype(d).name for d in ins)} is "
                              f"unsupported on the GPU backend")
     return super()._apply(eqn, idx)
-
-  def value(self, v, idx):
-    if np.dtype(v.aval.dtype).kind == "c":
-      raise UnsupportedOnGpu("complex numbers are unsupported on the GPU backend")
-    return super().value(v, idx)
 
   def build(self):
     g = self.group
@@ -206,6 +206,16 @@ class _Builder(KernelValues):
     return GroupKernels(list(self.inputs), list(self.outputs), [],
                         [(self.name, params)], source, [Launch(self.name, total, args)])
 
+  def _layout(self, reductions, n):
+    """(elements per block, lanes): reduction_order's, or one of each (a
+    thread folds each output in order) for a reduction with no merge."""
+    if not any(r.sequential for r in reductions):
+      return reduction_order.layout(self.sizes, self.group.axes)
+    if any(r.order_dependent for r in reductions):
+      raise UnsupportedOnGpu("a complex max or min fused with a float sum or product is "
+                             "unsupported on the GPU backend")
+    return max(1, n), 1
+
   def _reduce(self, body, reductions):
     axes = self.group.axes
     big = [d for d, n in enumerate(self.sizes) if n > 1]
@@ -215,7 +225,7 @@ class _Builder(KernelValues):
     m_total = int(np.prod([n for d, n in enumerate(self.sizes) if d not in axes],
                           dtype=np.int64))
     n = int(np.prod([self.sizes[d] for d in axes], dtype=np.int64))
-    block, step = reduction_order.layout(self.sizes, axes)
+    block, step = self._layout(reductions, n)
     nb, _ = reduction_order.blocks(n, block, step)
     lanes = step if nb > 1 else min(step, n)
     per_output = nb * lanes

@@ -18,14 +18,14 @@ Accumulators and the combining expressions are the C backend's
 (``cpu.sort_scan._accumulator``): float sums, products and log-sum-exps in
 double, integer sums and products in wide unsigned types (wrapping),
 extrema in their own type; extrema and integer results do not depend on
-the order.  Complex operands have no CUDA code (``UnsupportedOnGpu``).
+the order.  Complex cummax/cummin take one block (a thread scans each
+lane in order), as the C backend: with NaNs XLA's rule is not associative.
 """
 import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops, sort_scan
 from purejax._src.backends.cuda import device_prelude
-from purejax._src.backends.cuda.kernels import (
-    SCRATCH_DTYPES, GroupKernels, Launch, UnsupportedOnGpu, grid_stride)
+from purejax._src.backends.cuda.kernels import SCRATCH_DTYPES, GroupKernels, Launch, grid_stride
 from purejax._src.lax import scan_order
 
 NAMES = ("cumsum", "cumprod", "cumlogsumexp", "cummax", "cummin")
@@ -42,12 +42,12 @@ class _Scan:
 
   def __init__(self, eqn, name):
     x = eqn.invars[0]
-    if np.dtype(x.aval.dtype).kind == "c":
-      raise UnsupportedOnGpu("complex numbers are unsupported on the GPU backend")
     self.eqn, self.name, self.x, self.y = eqn, name, x, eqn.outvars[0]
     self.prim = eqn.primitive.name
     shape, axis = tuple(x.aval.shape), eqn.params["axis"]
     self.outer, self.n, self.inner = sort_scan._split(shape, axis)
+    sequential = np.dtype(x.aval.dtype).kind == "c" and self.prim in ("cummax", "cummin")
+    self.block = max(1, self.n) if sequential else B
     self.reverse = eqn.params["reverse"]
     self.acc, self.identity, self.combine = sort_scan._accumulator(self.prim, x.aval.dtype)
     self.functions, self.launches, self.scratch, self.sources = [], [], [], []
@@ -57,7 +57,7 @@ class _Scan:
     if self.prim == "cumlogsumexp":
       self.sources.append(device_prelude.device_functions(sort_scan._LOGADDEXP))
     if outer * n * inner:
-      nb = -(-n // B)
+      nb = -(-n // self.block)
       if nb == 1:
         self._blocks(("in", 0), ("out", 0), None, n, exclusive=False)
       else:
@@ -105,10 +105,10 @@ class _Scan:
     when there is one block), or exclusively in place (``source`` is
     ``dest``: the totals of a lower level); the block totals into ``totals``."""
     outer, inner, combine = self.outer, self.inner, self.combine
-    nb = -(-m // B)
+    nb = -(-m // self.block)
     lines = [f"const int64_t o = t / {nb * inner}, b = t / {inner} % {nb}, j = t % {inner};",
              f"const int64_t base = o * {m * inner} + j;",
-             f"const int64_t lo = b * {B}, hi = lo + {B} < {m} ? lo + {B} : {m};"]
+             f"const int64_t lo = b * {self.block}, hi = lo + {self.block} < {m} ? lo + {self.block} : {m};"]
     if exclusive:
       lines += [f"{self.acc} run = s[base + lo * {inner}];",
                 f"s[base + lo * {inner}] = {self.identity};",
@@ -137,10 +137,10 @@ class _Scan:
   def _exclusive(self, totals, m):
     """The exclusive scan of ``m`` totals per (outer, inner), in place
     (scan_order._exclusive)."""
-    if m <= B:
+    if m <= self.block:
       self._blocks(totals, totals, None, m, exclusive=True)
       return
-    g = -(-m // B)
+    g = -(-m // self.block)
     upper = self._new_scratch(self.outer * g * self.inner)
     self._blocks(totals, totals, upper, m, exclusive=True)
     self._exclusive(upper, g)
@@ -149,9 +149,9 @@ class _Scan:
   def _finish(self, running, offsets, dest, m, store):
     """Each of ``m`` running values per (outer, inner) combined with its
     block's offset (block 0: none): stored as the result, or in place."""
-    outer, inner, nb = self.outer, self.inner, -(-m // B)
+    outer, inner, nb = self.outer, self.inner, -(-m // self.block)
     lines = [f"const int64_t o = t / {m * inner}, p = t / {inner} % {m}, j = t % {inner};",
-             f"const int64_t b = p / {B}, base = o * {m * inner} + j;",
+             f"const int64_t b = p / {self.block}, base = o * {m * inner} + j;",
              f"const {self.acc} v = r[base + p * {inner}];",
              f"const {self.acc} w = b == 0 ? v : "
              f"{self.combine(f'off[(o * {nb} + b) * {inner} + j]', 'v')};"]

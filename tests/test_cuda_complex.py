@@ -1,0 +1,202 @@
+"""complex64/complex128 in the GPU backend's CUDA kernels, run in emulation
+and compared with the C backend and with NumPy in complex128.
+
+The device prelude's complex functions are ports of glibc's (which the C
+backend calls): with the emulation's real functions being glibc's too, the
+bits are the C backend's, special values (zeros, infinities, NaNs, huge
+and subnormal parts) included.  Products and quotients are NumPy's
+formulas in both, but the C backend's vectorized loops contract them into
+FMAs: those agree to a few units of the result's magnitude.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import purejax.numpy as jnp
+from purejax import lax
+from purejax._src.backends.cpu import codegen_ops, fusion, toolchain
+from purejax._src.config import config
+
+pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
+
+from purejax._src.backends.cuda import kernels, runner  # noqa: E402
+from purejax._src.backends.cuda import module as cuda_module  # noqa: E402
+from tests.test_cuda_emulation import assert_same, run_both  # noqa: E402
+from tests.tier_pair import trace  # noqa: E402
+
+DTYPES = ["complex64", "complex128"]
+
+
+def _parts(dtype):
+  return np.float32 if dtype == "complex64" else np.float64
+
+
+def _operands(dtype):
+  """Every pair of special and ordinary parts, then random values; and the
+  same reversed (a second operand)."""
+  real = _parts(dtype)
+  tiny = 1e-40 if real == np.float32 else 1e-310
+  huge = 3e38 if real == np.float32 else 1e300
+  special = np.array([0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 0.5, 0.75, 2, 1e-3, tiny, 100,
+                      -100, 1e30, huge], real)
+  re, im = np.meshgrid(special, special)
+  rng = np.random.RandomState(0)
+  z = np.empty(re.size + 300, dtype)
+  z.real = np.concatenate([re.ravel(), rng.randn(300) * 3])   # (x + 1j * inf is NaN + inf j)
+  z.imag = np.concatenate([im.ravel(), rng.randn(300) * 3])
+  return z, z[::-1].copy()
+
+
+def _bits_per_part(c, g, what):
+  if c.dtype.kind == "c":
+    assert_same(c.real.copy(), g.real.copy(), what=what + " (real)")
+    assert_same(c.imag.copy(), g.imag.copy(), what=what + " (imag)")
+  else:
+    assert_same(c, g, what=what)
+
+
+FUNCTIONS = {
+    "exp": jnp.exp, "log": jnp.log, "sqrt": jnp.sqrt, "sin": jnp.sin, "cos": jnp.cos,
+    "tanh": jnp.tanh, "tan": jnp.tan, "expm1": jnp.expm1, "log1p": jnp.log1p,
+    "exp2": jnp.exp2, "sign": jnp.sign, "rsqrt": lax.rsqrt, "logistic": lax.logistic,
+    "abs": jnp.abs, "neg": jnp.negative, "conj": jnp.conj, "real": jnp.real, "imag": jnp.imag,
+    "reciprocal cube": lambda z: lax.integer_pow(z, -3),
+    "to float32": lambda z: z.astype(jnp.float32), "to int32": lambda z: z.astype(jnp.int32),
+    "to complex64": lambda z: z.astype(jnp.complex64),
+    "from its parts": lambda z: lax.complex(jnp.imag(z), jnp.real(z)),
+}
+BINARY = {"add": lambda z, w: z + w, "sub": lambda z, w: z - w, "eq": lambda z, w: z == w,
+          "ne": lambda z, w: z != w, "pow": lambda z, w: z ** w,
+          "select": lambda z, w: jnp.where(jnp.real(z) > 0, z, w),
+          "clamp": lambda z, w: lax.clamp(w, z, w + 1)}
+# NumPy's product and quotient formulas (FMA-contracted by the C backend's
+# vectorized loops).
+ARITHMETIC = {"mul": lambda z, w: z * w, "div": lambda z, w: z / w,
+              "square": lambda z, w: jnp.square(z), "cube": lambda z, w: lax.integer_pow(z, 3)}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_complex_elementwise_matches_c_backend_bit_for_bit(dtype):
+  z, w = _operands(dtype)
+  with config.override("jax_enable_x64", dtype == "complex128"):
+    c, g = run_both(lambda z, w: [f(z) for f in FUNCTIONS.values()]
+                    + [f(z, w) for f in BINARY.values()], z, w)
+  for name, a, b in zip(list(FUNCTIONS) + list(BINARY), c, g):
+    _bits_per_part(a, b, name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_complex_products_and_quotients_match_c_backend(dtype):
+  z, w = _operands(dtype)
+  with config.override("jax_enable_x64", dtype == "complex128"):
+    c, g = run_both(lambda z, w: [f(z, w) for f in ARITHMETIC.values()], z, w)
+  eps = np.finfo(_parts(dtype)).eps
+  for name, a, b in zip(ARITHMETIC, c, g):
+    assert a.dtype == b.dtype == np.dtype(dtype), name
+    np.testing.assert_array_equal(np.isnan(b), np.isnan(a), err_msg=name)
+    finite = np.isfinite(a)
+    np.testing.assert_array_equal(b[~finite & ~np.isnan(a)], a[~finite & ~np.isnan(a)])
+    np.testing.assert_allclose(b[finite], a[finite], rtol=8 * eps, atol=0, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_complex_functions_match_numpy(dtype):
+  """On ordinary values, against NumPy's complex128 functions."""
+  rng = np.random.RandomState(1)
+  z = (rng.randn(64) * 2 + 1j * rng.randn(64) * 2).astype(dtype)
+  w = (rng.rand(64) + 0.5 + 1j * rng.randn(64)).astype(dtype)
+  exact = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+           "tanh": np.tanh, "tan": np.tan, "expm1": np.expm1, "log1p": np.log1p,
+           "exp2": np.exp2, "rsqrt": lambda z: 1 / np.sqrt(z),
+           "logistic": lambda z: 1 / (1 + np.exp(-z)), "abs": np.abs}
+  with config.override("jax_enable_x64", dtype == "complex128"):
+    _, g = run_both(lambda z, w: [FUNCTIONS[n](z) for n in exact] + [z ** w, z * w / (w - z)],
+                    z, w)
+  z64, w64 = z.astype(np.complex128), w.astype(np.complex128)
+  want = [f(z64) for f in exact.values()] + [z64 ** w64, z64 * w64 / (w64 - z64)]
+  rtol = 1e-5 if dtype == "complex64" else 1e-13
+  for name, got, expected in zip(list(exact) + ["pow", "arithmetic"], g, want):
+    np.testing.assert_allclose(got, expected, rtol=rtol, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_complex_reductions(dtype):
+  """Sums and products (complex64 sums accumulate in complex128) fold in
+  the GPU's partition, the C backend's in loop order: close; max/min (XLA's
+  fold, NaNs included) and the cumulative extrema are one thread per
+  output, in order: the C backend's bits."""
+  rng = np.random.RandomState(2)
+  z = (rng.randn(6, 5000) + 1j * rng.randn(6, 5000)).astype(dtype)
+  small = z[:, :24].copy()
+  small[1, 3] = np.nan
+  small[2, 5] = complex(np.nan, 1)
+  small[3, 0] = complex(-np.inf, -1)
+  with config.override("jax_enable_x64", dtype == "complex128"):
+    c, g = run_both(lambda z: [z.sum(1), z.sum(0), (z[:, :40] / 2).prod(1), jnp.cumsum(z, 1),
+                               jnp.cumprod(z[:, :30], 0)], z)
+    ce, ge = run_both(lambda s: [s.max(1), s.min(0), s.max(), lax.cummax(s, 1),
+                                 lax.cummin(s, 0, reverse=True)], small)
+  rtol = 1e-6 if dtype == "complex64" else 1e-14
+  for a, b in zip(c, g):
+    assert a.dtype == b.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(b, a, rtol=rtol)
+  z128 = z.astype(np.complex128)
+  np.testing.assert_allclose(g[0], z128.sum(1), rtol=rtol)
+  np.testing.assert_allclose(g[3], np.cumsum(z128, 1), rtol=rtol, atol=rtol * 100)
+  for i, (a, b) in enumerate(zip(ce, ge)):
+    _bits_per_part(a, b, f"extremum {i}")
+
+
+def test_jitted_complex_code_runs_on_the_device():
+  """No host fallback, no warning: the kernels compute complex values."""
+  z = np.array([1 + 1j, -2j, 0.5, 3, -1.5 + 0.25j], np.complex64)
+  jaxpr, _ = trace(lambda z: [jnp.exp(z) * 2 + jnp.sqrt(z), jnp.abs(z).sum(), jnp.cumsum(z)], z)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    run = runner.compile_jaxpr(jaxpr)
+  assert not hasattr(run, "on_host") and "pj_c64" in run.source
+  assert all(type(s) is not cuda_module.HostNumpyStep for s in run.module.steps)
+  z64 = z.astype(np.complex128)
+  got = run(z)
+  np.testing.assert_allclose(got[0], np.exp(z64) * 2 + np.sqrt(z64), rtol=1e-6)
+  np.testing.assert_allclose(got[1], np.abs(z64).sum(), rtol=1e-6)
+  np.testing.assert_allclose(got[2], np.cumsum(z64), rtol=1e-6)
+
+
+def test_what_has_no_cuda_code_runs_on_the_host_with_a_warning(monkeypatch):
+  """Complex functions with no device code yet (the inverse trigonometric
+  and hyperbolic ones) are a clear error naming the function, and the
+  runner runs such a jaxpr on the host, saying so once."""
+  z = np.array([1 + 1j, -2j, 0.5, 3], np.complex64)
+  jaxpr, _ = trace(lambda z: [jnp.arcsinh(z) * 2], z)
+  with pytest.raises(kernels.UnsupportedOnGpu, match="asinh on complex64 is unsupported"):
+    cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+  monkeypatch.setattr(runner, "_warned", set())
+  with pytest.warns(RuntimeWarning, match="asinh on complex64 is unsupported on the GPU "
+                    "backend; such computations run on the host"):
+    run = runner.compile_jaxpr(jaxpr)
+  assert run.on_host
+  np.testing.assert_allclose(run(z)[0], np.arcsinh(z.astype(np.complex128)) * 2, rtol=1e-6)
+
+
+def test_complex_max_fused_with_a_sum_is_unsupported_on_the_gpu():
+  """XLA's complex max is folded by one thread per output; a group also
+  summing in the GPU's partition has no kernel (yet): a clear error."""
+  jaxpr, _ = trace(lambda z: [z.sum(1), z.max(1)], np.ones((3, 8), np.complex64))
+  with pytest.raises(kernels.UnsupportedOnGpu, match="complex max or min fused with"):
+    cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+
+
+def test_expressions_are_spelled_for_both_compilers():
+  """The table's complex expressions use the neutral macros, which the C
+  prelude and the device prelude define; CUDA renames the types and the C
+  library's functions."""
+  expr = codegen_ops.literal(1 - 2j, np.complex64)
+  assert expr.startswith("PJ_COMPLEX(")
+  text = codegen_ops.for_cuda(f"float _Complex a = cexpf({expr}); double _Complex b = cpow(b, b);")
+  assert text.startswith("pj_c64 a = pj_c99_cexpf(PJ_COMPLEX(")
+  assert "pj_c128 b = pj_c99_cpow(b, b)" in text
+  assert not codegen_ops.cuda_supported("asin", [np.complex64], np.complex64)
+  assert codegen_ops.cuda_supported("asin", [np.float32], np.float32)
+  assert codegen_ops.cuda_supported("expm1", [np.complex128], np.complex128)
