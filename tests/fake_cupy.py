@@ -188,6 +188,18 @@ class FakeCupy(types.SimpleNamespace):
         lambda v: np.argsort(v, axis=axis, kind="stable"), (a,), {})
     self.sort = lambda a, axis=-1: _on_device(
         lambda v: np.sort(v, axis=axis, kind="stable"), (a,), {})
+    # cupy.fft (cuFFT): NumPy's FFTs on the device arrays (single precision
+    # kept, as CuPy's and NumPy 2's); the calls are logged.
+    self.fft_calls = []
+
+    def fft_function(name):
+      def run(a, s=None, axes=None, norm=None):
+        fake.fft_calls.append(name)
+        return _on_device(lambda v: getattr(np.fft, name)(v, s=s, axes=axes, norm=norm),
+                          (a,), {})
+      return run
+    self.fft = types.SimpleNamespace(**{name: fft_function(name)
+                                        for name in ("fftn", "ifftn", "rfftn", "irfftn")})
 
   def __getattr__(self, name):   # cupy.zeros, cupy.matmul...: NumPy's, on the device
     func = getattr(np, name)

@@ -382,10 +382,55 @@ def test_what_has_no_gpu_kernel_runs_on_the_host_with_a_warning(fake, monkeypatc
   monkeypatch.setattr(runner, "_warned", set())
   a = np.array([1 + 2j, -0.5j], np.complex64)
   x = jnp.asarray(a)
-  with pytest.warns(RuntimeWarning, match="complex numbers are unsupported on the GPU"):
-    out = jax.jit(lambda v: jnp.exp(v) * 2)(x)
+  with pytest.warns(RuntimeWarning, match="asinh on complex64 is unsupported on the GPU"):
+    out = jax.jit(lambda v: jnp.arcsinh(v) * 2)(x)
   assert out.device == jax.devices()[0] and isinstance(out._v, fake.ndarray)
-  np.testing.assert_allclose(np.asarray(out), np.exp(a.astype(np.complex128)) * 2, rtol=1e-6)
+  np.testing.assert_allclose(np.asarray(out), np.arcsinh(a.astype(np.complex128)) * 2,
+                             rtol=1e-6)
+
+
+@needs_cc
+def test_complex_values_are_computed_by_kernels(gpu, recwarn):
+  """complex64 arithmetic, functions and reductions run in the generated
+  kernels: no host copies, no warning."""
+  a = (np.random.RandomState(4).randn(3, 40) + 1j).astype(np.complex64)
+  f = jax.jit(lambda z: (jnp.exp(z) * z / (z + 2), jnp.abs(z).sum(1), jnp.cumsum(z, 1),
+                         jnp.sqrt(z).sum(0)))
+  z = jax.device_put(a, jax.devices()[0])
+  before = _counts(gpu)
+  got = f(z)
+  assert before is None or (_counts(gpu)[0] > before[0] and _counts(gpu)[1] == before[1])
+  assert not [w for w in recwarn if "GPU" in str(w.message)]
+  a64 = a.astype(np.complex128)
+  want = (np.exp(a64) * a64 / (a64 + 2), np.abs(a64).sum(1), np.cumsum(a64, 1),
+          np.sqrt(a64).sum(0))
+  for g, w in zip(got, want):
+    assert g.device == jax.devices()[0]
+    assert g.dtype == (np.float32 if w.dtype.kind == "f" else np.complex64)
+    np.testing.assert_allclose(np.asarray(g), w, rtol=2e-6)
+
+
+@needs_cc
+def test_ffts_run_on_the_device(gpu):
+  """FFTs of device arrays are CuPy's (cuFFT) on the device: single
+  precision kept (float32 -> complex64 -> float32), no host copies."""
+  rng = np.random.RandomState(5)
+  a = rng.randn(4, 16).astype(np.float32)
+  c = (rng.randn(3, 8, 6) + 1j * rng.randn(3, 8, 6)).astype(np.complex64)
+  f = jax.jit(lambda x, z: (jnp.fft.fft(z), jnp.fft.ifft2(z), jnp.fft.rfft(x),
+                            jnp.fft.irfft(jnp.fft.rfft(x) * 2, n=16), jnp.fft.fftn(z * 2)))
+  x, z = jax.device_put(a, jax.devices()[0]), jax.device_put(c, jax.devices()[0])
+  before = _counts(gpu)
+  got = f(x, z)
+  assert before is None or _counts(gpu)[1] == before[1]
+  if before is not None:   # the fake's cupy.fft saw every transform
+    assert sorted(gpu.fft_calls) == ["fftn", "fftn", "ifftn", "irfftn", "rfftn"]
+  want = (np.fft.fft(c), np.fft.ifft2(c), np.fft.rfft(a), np.fft.irfft(np.fft.rfft(a) * 2, n=16),
+          np.fft.fftn(c * 2))
+  for g, w in zip(got, want):
+    assert g.device == jax.devices()[0]
+    assert g.dtype == (np.float32 if w.dtype.kind == "f" else np.complex64)
+    np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-5)
 
 
 def test_an_escaped_tracer_used_on_the_gpu_raises_jax_error(fake):

@@ -1,8 +1,9 @@
 """Fast Fourier transforms: lax.fft and its primitive fft_p.
 
 ``fft_p`` transforms the trailing ``len(fft_lengths)`` axes with SciPy's
-multi-threaded pocketfft, in single precision for float32/complex64 as XLA
-does (NumPy's own FFT is single-threaded).  The transform is linear: its
+multi-threaded pocketfft (a GPU's arrays with CuPy's cuFFT), in single
+precision for float32/complex64 as XLA does (NumPy's own FFT is
+single-threaded).  The transform is linear: its
 transpose is another transform (for RFFT/IRFFT with a mask for the
 Hermitian-redundant half, as in JAX).
 """
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.config import thread_count
 from purejax._src.api import jit
@@ -80,27 +81,35 @@ def _fft_abstract_eval(x, *, fft_type, fft_lengths):
   return core.ShapedArray(x.shape, x.dtype)
 
 
+_FUNCTIONS = {FftType.FFT: "fftn", FftType.IFFT: "ifftn", FftType.RFFT: "rfftn",
+              FftType.IRFFT: "irfftn"}
+
+
 def _fft_impl(x, *, fft_type, fft_lengths):
   """One call of SciPy's pocketfft, eagerly and as a jitted function's host
-  step alike.  It keeps single precision (float32 -> complex64), as XLA
-  does, and runs on ``purejax_num_threads`` workers, which share out whole
-  1-D transforms: the bits do not depend on their count."""
-  import scipy.fft
+  step alike, or of CuPy's (cuFFT) on a GPU's array.  It keeps single
+  precision (float32 -> complex64), as XLA does; SciPy runs on
+  ``purejax_num_threads`` workers, which share out whole 1-D transforms:
+  the bits do not depend on their count."""
   axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
-  workers = thread_count()
-  if fft_type == FftType.FFT:
-    out, dtype = scipy.fft.fftn(x, axes=axes, workers=workers), x.dtype
-  elif fft_type == FftType.IFFT:
-    out, dtype = scipy.fft.ifftn(x, axes=axes, workers=workers), x.dtype
-  elif fft_type == FftType.RFFT:
-    out, dtype = scipy.fft.rfftn(x, axes=axes, workers=workers), _complex_of(x.dtype)
+  if fft_type == FftType.RFFT:
+    dtype = _complex_of(x.dtype)
+  elif fft_type == FftType.IRFFT:
+    dtype = _real_of(x.dtype)
   else:
-    out, dtype = (scipy.fft.irfftn(x, s=fft_lengths, axes=axes, workers=workers),
-                  _real_of(x.dtype))
+    dtype = x.dtype
+  kwargs = {"s": fft_lengths} if fft_type == FftType.IRFFT else {}
+  xp = array_namespace.of(x)
+  if xp is not np:
+    out = getattr(xp.fft, _FUNCTIONS[fft_type])(x, axes=axes, **kwargs)
+    return out if out.dtype == dtype else out.astype(dtype)
+  import scipy.fft
+  out = getattr(scipy.fft, _FUNCTIONS[fft_type])(x, axes=axes, workers=thread_count(), **kwargs)
   return np.asarray(out, dtype)
 
 
-fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_impl)
+# impl_on_gpu_arrays: a GPU's arrays are transformed there (see dot_general_p)
+fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_impl, impl_on_gpu_arrays=True)
 fft_p.c_code = None
 fft_p.library_call = "pocketfft"
 
