@@ -22,7 +22,8 @@ import re
 
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops, column_reductions, row_epilogue, row_tiles
+from purejax._src.backends.cpu import (codegen_ops, codegen_reductions, column_reductions,
+                                      row_epilogue, row_tiles)
 from purejax._src.backends.cpu.indexing import (
     Ix, LoopNest, ZERO, all_ixs, flatten, mergeable, run_variables, unflatten)
 from purejax._src.backends.cpu.lane_tree import (
@@ -402,7 +403,7 @@ class _KernelBuilder(KernelValues):
         at = self.ix(Ix.dim(e.params["axes"][0]))
         it = codegen_ops.ctype(e.params["index_dtype"])
         if two_pass:
-          r = codegen_ops.arg_extremum_value(name, x)
+          r = codegen_reductions.arg_extremum_value(name, x)
           names = [f"a{n}_{i}" for i in range(len(r.accs))]   # value (, NaN seen)
           decls += [(f"{ct} {nm}", nm, init, op) for nm, (ct, init, op) in zip(names, r.accs)]
           folds += r.combine(names, val)
@@ -427,11 +428,11 @@ class _KernelBuilder(KernelValues):
         v, i = f"a{n}v", f"a{n}i"
         decls.append((f"{ct} {v}{size}", v, "0", None))
         decls.append((f"int64_t {i}{size}", i, "0", None))
-        better = codegen_ops.arg_better(name, x, val, v + lane)
+        better = codegen_reductions.arg_better(name, x, val, v + lane)
         folds.append(f"if (({at}) == 0 || {better}) {{ {v}{lane} = {val}; {i}{lane} = {at}; }}")
         finals.append(f"{out}[{where}] = ({it}){i}{lane};")
         continue
-      r = codegen_ops.reducer(name, x)
+      r = codegen_reductions.reducer(name, x)
       names = [f"a{n}_{i}" for i in range(len(r.accs))]
       if _ordered(e):   # in row order LANES lanes (first index), folded by the tree
         (ct, init, op), = r.accs

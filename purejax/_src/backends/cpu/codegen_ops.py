@@ -63,7 +63,7 @@ def round_to(expr, dtype):
   return f"{_HALF[np.dtype(dtype).name][2]}({expr})" if is_half(dtype) else expr
 
 
-def _kind(dtype):
+def dtype_kind(dtype):
   dtype = np.dtype(dtype)
   if dtype == np.bool_:
     return "b"
@@ -91,7 +91,7 @@ def _same_signed(dtype):
   return f"int{_bits(dtype)}_t"
 
 
-def _fsuffix(dtype):
+def float_suffix(dtype):
   """The suffix of C math functions on ``dtype`` (or its real parts)."""
   return "f" if np.dtype(dtype).itemsize <= 4 or np.dtype(dtype) == np.complex64 else ""
 
@@ -99,7 +99,7 @@ def _fsuffix(dtype):
 def literal(value, dtype):
   """A C literal of ``value`` (a scalar) with type ``dtype``, exactly."""
   dtype = np.dtype(dtype)
-  kind, ct = _kind(dtype), ctype(dtype)
+  kind, ct = dtype_kind(dtype), ctype(dtype)
   value = np.asarray(value).astype(dtype)[()]
   if kind == "c":
     real = _real_dtype(dtype)
@@ -131,7 +131,7 @@ def storage_literal(value, dtype):
 
 
 def lowest(dtype):
-  kind = _kind(dtype)
+  kind = dtype_kind(dtype)
   if kind == "f":
     return literal(-np.inf, dtype)
   if kind == "b":
@@ -140,7 +140,7 @@ def lowest(dtype):
 
 
 def highest(dtype):
-  kind = _kind(dtype)
+  kind = dtype_kind(dtype)
   if kind == "f":
     return literal(np.inf, dtype)
   if kind == "b":
@@ -151,25 +151,25 @@ def highest(dtype):
 # -- support predicates ----------------------------------------------------------
 
 def _floats(ins, out, params):
-  return all(_kind(d) == "f" for d in ins)
+  return all(dtype_kind(d) == "f" for d in ins)
 
 
 def _numeric(ins, out, params):
-  return all(_kind(d) in "iuf" for d in ins)
+  return all(dtype_kind(d) in "iuf" for d in ins)
 
 
 def _number(ins, out, params):
-  return all(_kind(d) in "iufc" for d in ins)
+  return all(dtype_kind(d) in "iufc" for d in ins)
 
 
 def _real(ins, out, params):
-  return all(_kind(d) != "c" for d in list(ins) + [out])
+  return all(dtype_kind(d) != "c" for d in list(ins) + [out])
 
 
 def _complex_or(pred):
   """``pred``, or complex operands."""
   def supports(ins, out, params):
-    return all(_kind(d) == "c" for d in ins) or pred(ins, out, params)
+    return all(dtype_kind(d) == "c" for d in ins) or pred(ins, out, params)
   return supports
 
 
@@ -178,11 +178,11 @@ def _any(ins, out, params):
 
 
 def _integral(ins, out, params):
-  return all(_kind(d) in "iub" for d in ins)
+  return all(dtype_kind(d) in "iub" for d in ins)
 
 
 def _ints(ins, out, params):
-  return all(_kind(d) in "iu" for d in ins)
+  return all(dtype_kind(d) in "iu" for d in ins)
 
 
 # -- unary -------------------------------------------------------------------------
@@ -196,26 +196,26 @@ _COMPLEX_MATH = {"exp": "cexp", "log": "clog", "sqrt": "csqrt", "sin": "csin", "
 
 def _math(name):
   def emit(ctx, args, ins, out, params):
-    if _kind(ins[0]) == "c":
-      return f"{_COMPLEX_MATH[name]}{_fsuffix(ins[0])}({args[0]})"
+    if dtype_kind(ins[0]) == "c":
+      return f"{_COMPLEX_MATH[name]}{float_suffix(ins[0])}({args[0]})"
     if name in ("exp", "log", "tanh") and ctype(ins[0]) == "float":
       return f"pj_{name}f({args[0]})"
-    return f"{name}{_fsuffix(ins[0])}({args[0]})"
+    return f"{name}{float_suffix(ins[0])}({args[0]})"
   return (_complex_or(_floats) if name in _COMPLEX_MATH else _floats, emit)
 
 
 def _neg(ctx, args, ins, out, params):
   a, = args
-  if _kind(out) in "fc":
+  if dtype_kind(out) in "fc":
     return f"(-{a})"
   return f"(({ctype(out)})(({wide_unsigned(out)})0 - ({wide_unsigned(out)}){a}))"
 
 
 def _sign(ctx, args, ins, out, params):
   a, = args
-  kind, ct = _kind(out), ctype(out)
+  kind, ct = dtype_kind(out), ctype(out)
   if kind == "c":
-    return f"pj_csign{_fsuffix(out)}({a})"
+    return f"pj_csign{float_suffix(out)}({a})"
   if kind == "f":
     return f"(({a} == 0 || {a} != {a}) ? {a} : ({a} > 0 ? ({ct})1 : ({ct})-1))"
   if kind == "u":
@@ -225,10 +225,10 @@ def _sign(ctx, args, ins, out, params):
 
 def _abs(ctx, args, ins, out, params):
   a, = args
-  if _kind(ins[0]) == "c":
-    return f"pj_cabs{_fsuffix(ins[0])}({a})"
-  if _kind(out) == "f":
-    return f"fabs{_fsuffix(out)}({a})"
+  if dtype_kind(ins[0]) == "c":
+    return f"pj_cabs{float_suffix(ins[0])}({a})"
+  if dtype_kind(out) == "f":
+    return f"fabs{float_suffix(out)}({a})"
   u = wide_unsigned(out)
   return f"(({ctype(out)})({a} < 0 ? ({u})0 - ({u}){a} : ({u}){a}))"
 
@@ -237,9 +237,9 @@ def _wrap_binary(op):
   """An arithmetic op: floats directly, integers wrapping in unsigned types."""
   def emit(ctx, args, ins, out, params):
     a, b = args
-    if _kind(out) == "c" and op == "*":   # NumPy's product (C's recovers infinities)
-      return f"pj_cmul{_fsuffix(out)}({a}, {b})"
-    if _kind(out) in "fc":
+    if dtype_kind(out) == "c" and op == "*":   # NumPy's product (C's recovers infinities)
+      return f"pj_cmul{float_suffix(out)}({a}, {b})"
+    if dtype_kind(out) in "fc":
       return f"({a} {op} {b})"
     u = wide_unsigned(out)
     return f"(({ctype(out)})(({u}){a} {op} ({u}){b}))"
@@ -252,7 +252,7 @@ def _square(ctx, args, ins, out, params):
 
 def _not(ctx, args, ins, out, params):
   a, = args
-  if _kind(out) == "b":
+  if dtype_kind(out) == "b":
     return f"({a} ^ 1)"
   return f"(({ctype(out)})~{a})"
 
@@ -275,7 +275,7 @@ def _clz(ctx, args, ins, out, params):
 
 def _round(ctx, args, ins, out, params):
   a, = args
-  f, ct = _fsuffix(out), ctype(out)
+  f, ct = float_suffix(out), ctype(out)
   if int(params["rounding_method"]) == 1:   # to nearest even
     return f"rint{f}({a})"
   # As the NumPy impl: trunc(x) plus sign(x) where the fraction is >= 1/2,
@@ -289,18 +289,18 @@ def _round(ctx, args, ins, out, params):
 def _logistic(ctx, args, ins, out, params):
   a, = args
   ct = ctype(out)
-  if _kind(out) == "c":   # 1 / (1 + exp(-x)), NumPy's quotient
-    f = _fsuffix(out)
+  if dtype_kind(out) == "c":   # 1 / (1 + exp(-x)), NumPy's quotient
+    f = float_suffix(out)
     return f"pj_cdiv{f}(({ct})1, ({ct})1 + cexp{f}(-{a}))"
   exp = "pj_expf" if ct == "float" else "exp"
   return f"(({ct})1 / (({ct})1 + {exp}(-{a})))"
 
 
 def _rsqrt(ctx, args, ins, out, params):
-  if _kind(out) == "c":   # 1 / sqrt(x), NumPy's quotient
-    f = _fsuffix(out)
+  if dtype_kind(out) == "c":   # 1 / sqrt(x), NumPy's quotient
+    f = float_suffix(out)
     return f"pj_cdiv{f}(({ctype(out)})1, csqrt{f}({args[0]}))"
-  return f"(({ctype(out)})1 / sqrt{_fsuffix(out)}({args[0]}))"
+  return f"(({ctype(out)})1 / sqrt{float_suffix(out)}({args[0]}))"
 
 
 def _integer_pow(ctx, args, ins, out, params):
@@ -323,8 +323,8 @@ def _integer_pow(ctx, args, ins, out, params):
       base = mul(base, base)
   if y > 0:
     return result
-  if _kind(out) == "c":
-    return f"pj_crecip{_fsuffix(out)}({result})"
+  if dtype_kind(out) == "c":
+    return f"pj_crecip{float_suffix(out)}({result})"
   return round_to(f"(({ct})1 / {result})", out)
 
 
@@ -332,9 +332,9 @@ def _integer_pow(ctx, args, ins, out, params):
 
 def _div(ctx, args, ins, out, params):
   a, b = args
-  kind, ct = _kind(out), ctype(out)
+  kind, ct = dtype_kind(out), ctype(out)
   if kind == "c":
-    return f"pj_cdiv{_fsuffix(out)}({a}, {b})"
+    return f"pj_cdiv{float_suffix(out)}({a}, {b})"
   if kind == "f":
     return f"({a} / {b})"
   if kind == "u":
@@ -345,9 +345,9 @@ def _div(ctx, args, ins, out, params):
 
 def _rem(ctx, args, ins, out, params):
   a, b = args
-  kind, ct = _kind(out), ctype(out)
+  kind, ct = dtype_kind(out), ctype(out)
   if kind == "f":
-    return f"fmod{_fsuffix(out)}({a}, {b})"
+    return f"fmod{float_suffix(out)}({a}, {b})"
   if kind == "u":
     return f"({b} == 0 ? {a} : ({ct})({a} % {b}))"
   return f"({b} == 0 ? {a} : {b} == -1 ? ({ct})0 : ({ct})({a} % {b}))"
@@ -356,42 +356,42 @@ def _rem(ctx, args, ins, out, params):
 def _extremum(which):
   def emit(ctx, args, ins, out, params):
     a, b = args
-    if _kind(out) in "fc":   # complex: lexicographic, XLA's NaN rule
-      return f"pj_{'c' if _kind(out) == 'c' else ''}{which}{_fsuffix(out)}({a}, {b})"
+    if dtype_kind(out) in "fc":   # complex: lexicographic, XLA's NaN rule
+      return f"pj_{'c' if dtype_kind(out) == 'c' else ''}{which}{float_suffix(out)}({a}, {b})"
     op = ">" if which == "max" else "<"
     return f"({a} {op} {b} ? {a} : {b})"
   return emit
 
 
 def _pow_supports(ins, out, params):
-  return _kind(ins[0]) in "fc" and _kind(ins[1]) in "iu" + _kind(ins[0])
+  return dtype_kind(ins[0]) in "fc" and dtype_kind(ins[1]) in "iu" + dtype_kind(ins[0])
 
 
 def _pow(ctx, args, ins, out, params):
   a, b = args
-  if _kind(ins[1]) != _kind(out):
+  if dtype_kind(ins[1]) != dtype_kind(out):
     b = f"(({ctype(out)}){b})"   # an integer exponent, in x's precision
-  if _kind(out) == "c":
-    return f"pj_cpow{_fsuffix(out)}({a}, {b})"
-  if _kind(ins[1]) != "f":
-    return f"pow{_fsuffix(out)}({a}, {b})"
+  if dtype_kind(out) == "c":
+    return f"pj_cpow{float_suffix(out)}({a}, {b})"
+  if dtype_kind(ins[1]) != "f":
+    return f"pow{float_suffix(out)}({a}, {b})"
   # gcc may compute pow(x, 0.5) as sqrt(x), wrong at -0.0 and -inf: the
   # IEEE values (+0.0, +inf) are chosen explicitly.
   ct = ctype(out)
   return (f"(({b}) == ({ct})0.5 && (({a}) == 0 || ({a}) == -({ct})INFINITY) ? "
-          f"(({a}) == 0 ? ({ct})0 : ({ct})INFINITY) : pow{_fsuffix(out)}({a}, {b}))")
+          f"(({a}) == 0 ? ({ct})0 : ({ct})INFINITY) : pow{float_suffix(out)}({a}, {b}))")
 
 
 def _math2(name):
   def emit(ctx, args, ins, out, params):
-    return f"{name}{_fsuffix(out)}({args[0]}, {args[1]})"
+    return f"{name}{float_suffix(out)}({args[0]}, {args[1]})"
   return (_floats, emit)
 
 
 def _nextafter(ctx, args, ins, out, params):
   a, b = args
   if not is_half(out):
-    return f"nextafter{_fsuffix(out)}({a}, {b})"
+    return f"nextafter{float_suffix(out)}({a}, {b})"
   # A half float's neighbour: step its 16 bits (the value is exact in float).
   load, store_bits, _ = _HALF[np.dtype(out).name]
   ua, ub = ctx.tmp("uint16_t", f"{store_bits}({a})"), ctx.tmp("uint16_t", f"{store_bits}({b})")
@@ -411,7 +411,7 @@ def _bitwise(op):
 
 def _shift_ok(b, dtype):
   bits = _bits(dtype)
-  return f"({b} < {bits})" if _kind(dtype) == "u" else f"({b} >= 0 && {b} < {bits})"
+  return f"({b} < {bits})" if dtype_kind(dtype) == "u" else f"({b} >= 0 && {b} < {bits})"
 
 
 def _shift_left(ctx, args, ins, out, params):
@@ -445,7 +445,7 @@ def _select_n(ctx, args, ins, out, params):
   which, *cases = args
   if len(cases) == 1:
     return cases[0]
-  if _kind(ins[0]) == "b":
+  if dtype_kind(ins[0]) == "b":
     return f"({which} ? {cases[1]} : {cases[0]})"
   expr = cases[-1]   # out-of-range indices clip, as np.choose(mode="clip")
   for i in range(len(cases) - 2, -1, -1):
@@ -458,7 +458,7 @@ def _clamp(ctx, args, ins, out, params):
   # below +0.0.
   lo, x, hi = args
   ct = ctype(out)
-  if _kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
+  if dtype_kind(out) == "c":   # XLA's: by real parts alone, as the NumPy impl
     t = ctx.tmp(ct, f"(PJ_REAL({lo}) >= PJ_REAL({x}) ? {lo} : {x})")
     return f"(PJ_REAL({t}) <= PJ_REAL({hi}) ? {t} : {hi})"
   t = ctx.tmp(ct, _extremum("max")(ctx, (x, lo), ins, out, params))
@@ -471,11 +471,11 @@ def _convert(ctx, args, ins, out, params):
   ct = ctype(dst)
   if src == dst:
     return a
-  if _kind(src) == "c":
-    if _kind(dst) == "c":
+  if dtype_kind(src) == "c":
+    if dtype_kind(dst) == "c":
       return f"(({ct}){a})"   # each part converted
     a, src = f"PJ_REAL({a})", _real_dtype(src)   # the imaginary part is dropped
-  if _kind(dst) == "c":
+  if dtype_kind(dst) == "c":
     real = _real_dtype(dst)
     re = _convert(ctx, [a], [src], real, params)
     return f"PJ_COMPLEX({re}, ({ctype(real)})0)"
@@ -485,17 +485,17 @@ def _convert(ctx, args, ins, out, params):
     return round_to(_convert(ctx, [a], [src], np.float32, params), dst)
   if src == dst:
     return a
-  if _kind(dst) == "b":
+  if dtype_kind(dst) == "b":
     return f"({a} != 0)"
-  if _kind(src) == "f" and _kind(dst) in "iu":
+  if dtype_kind(src) == "f" and dtype_kind(dst) in "iu":
     # Saturating, NaN -> 0; the bounds are powers of two (exact in floats).
     info = np.iinfo(dst)
-    lo_bound = "-1" if _kind(dst) == "u" else f"-{float(2 ** (_bits(dst) - 1)).hex()}"
+    lo_bound = "-1" if dtype_kind(dst) == "u" else f"-{float(2 ** (_bits(dst) - 1)).hex()}"
     hi_bound = float(int(info.max) + 1).hex()
     sc = ctype(src)
     return (f"({a} != {a} ? ({ct})0 : {a} <= ({sc}){lo_bound} ? {literal(info.min, dst)} : "
             f"{a} >= ({sc}){hi_bound} ? {literal(info.max, dst)} : ({ct}){a})")
-  if _kind(dst) == "f" and _kind(src) in "iub":
+  if dtype_kind(dst) == "f" and dtype_kind(src) in "iub":
     # gcc folds (float)(int)x into truncf(x) under -fno-trapping-math, which
     # keeps the sign of -0.0 where the conversions give +0.0: an opaque zero
     # hides where the integer came from.
@@ -510,7 +510,7 @@ def _identity(ctx, args, ins, out, params):
 def _bitcast_supports(ins, out, params):
   # Same width only: the others change the shape (a trailing axis of pieces).
   return (np.dtype(ins[0]).itemsize == np.dtype(out).itemsize
-          and _kind(ins[0]) in "iuf" and _kind(out) in "iuf")
+          and dtype_kind(ins[0]) in "iuf" and dtype_kind(out) in "iuf")
 
 
 def _bitcast(ctx, args, ins, out, params):
@@ -535,7 +535,7 @@ def _bitcast(ctx, args, ins, out, params):
 
 
 def _complex_in(ins, out, params):
-  return _kind(ins[0]) == "c"
+  return dtype_kind(ins[0]) == "c"
 
 
 def _real_part(ctx, args, ins, out, params):
@@ -548,7 +548,7 @@ def _imag_part(ctx, args, ins, out, params):
 
 def _conj(ctx, args, ins, out, params):
   a, = args
-  if _kind(ins[0]) != "c":   # a real input, widened
+  if dtype_kind(ins[0]) != "c":   # a real input, widened
     return _convert(ctx, args, ins, out, params)
   return f"PJ_COMPLEX(PJ_REAL({a}), -PJ_IMAG({a}))"
 
@@ -564,7 +564,7 @@ def _erf_inv_supports(ins, out, params):
 
 def _lgamma(ctx, args, ins, out, params):
   # lgamma_r: plain lgamma writes the global signgam from every thread.
-  return f"pj_lgamma{_fsuffix(ins[0])}({args[0]})"
+  return f"pj_lgamma{float_suffix(ins[0])}({args[0]})"
 
 
 def _erf_inv(ctx, args, ins, out, params):
@@ -648,162 +648,6 @@ def emit(ctx, name, args, ins, out, params):
   return expr if name in _EXACT_ON_HALF else round_to(expr, out)
 
 
-# -- reductions --------------------------------------------------------------------------
-
-class Reducer:
-  """How a reduction accumulates: its accumulators (C type, initial value,
-  OpenMP ``simd reduction`` operator), the statements folding a value ``v``
-  into accumulators ``names``, and the final value.  Every operator is
-  exact under reassociation, so the loops may be vectorized.  ``tree``:
-  the operators merging partial accumulators (the GPU's partition), where
-  they are not the simd operators (complex sums and products, which C
-  folds in loop order)."""
-
-  def __init__(self, accs, combine, final, tree=None):
-    self.accs, self.combine, self.final = accs, combine, final
-    self.tree = tree if tree is not None else [op for _, _, op in accs]
-
-
-def merge(op, a, b):
-  """Accumulator ``a`` combined with ``b`` (a Reducer's simd operator ``op``)."""
-  if op in ("max", "min"):
-    return f"{a} = {b} {'>' if op == 'max' else '<'} {a} ? {b} : {a};"
-  if op.startswith("pj_"):   # a helper function
-    return f"{a} = {op}({a}, {b});"
-  return f"{a} = {a} {op} {b};"
-
-
-# Bytes of the C types of buffers and accumulators.
-CTYPE_SIZES = {"float": 4, "double": 8, "float _Complex": 8, "double _Complex": 16,
-               "uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
-               "int": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
-
-
-def _float_extremum(name, dtype):
-  # One accumulator: the values' total-order keys (pj_order_key) reduced by
-  # integer max/min, which vectorizes; a NaN takes the key that wins (so it
-  # propagates), and -0.0 orders below +0.0 as lax's max and min define it.
-  ct, f, is_max = ctype(dtype), _fsuffix(dtype), name == "reduce_max"
-  kt, top = ("int32_t", "INT32_MAX") if ct == "float" else ("int64_t", "INT64_MAX")
-  nan_key = top if is_max else f"(-{top} - 1)"
-  identity = f"pj_order_key{f}({lowest(dtype) if is_max else highest(dtype)})"
-  cmp = ">" if is_max else "<"
-
-  def combine(names, v):
-    k, = names
-    return [f"{{ const {kt} x = {v} != {v} ? {nan_key} : pj_order_key{f}({v}); "
-            f"{k} = x {cmp} {k} ? x : {k}; }}"]
-
-  def final(names):
-    k, = names
-    return f"({k} == {nan_key} ? ({ct})NAN : pj_from_order_key{f}({k}))"
-
-  return Reducer([(kt, identity, "max" if is_max else "min")], combine, final)
-
-
-def arg_extremum_value(name, dtype):
-  """argmax/argmin's vectorizable first pass: the extremum, and on floats
-  the extremum of the non-NaN values and a "saw a NaN" flag.  Zeros of
-  either sign compare equal here, as NumPy's argmax finds the first."""
-  ct, is_max = ctype(dtype), name == "argmax"
-  if _kind(dtype) != "f":
-    return reducer("reduce_max" if is_max else "reduce_min", dtype)
-  skip = lowest(dtype) if is_max else highest(dtype)
-  cmp = ">" if is_max else "<"
-
-  def combine(names, v):
-    m, nan = names
-    return [f"{{ const {ct} x = {v} != {v} ? {skip} : {v}; {m} = x {cmp} {m} ? x : {m}; }}",
-            f"{nan} |= ({v} != {v});"]
-
-  return Reducer([(ct, skip, "max" if is_max else "min"), ("int", "0", "|")], combine, None)
-
-
-def _complex_extremum(name, dtype):
-  # XLA's fold, in loop order from the identity (+-inf + 0i), of a reduction
-  # that is one block of complex_extremum's order (fusion checks the sizes);
-  # one element is returned as it is.  No simd: the order decides NaNs.
-  ct, f, is_max = ctype(dtype), _fsuffix(dtype), name == "reduce_max"
-  part = ctype(np.finfo(dtype).dtype)
-  inf = "-INFINITY" if is_max else "INFINITY"
-  identity = f"PJ_COMPLEX(({part}){inf}, ({part})0)"
-  pick = f"pj_c{'max' if is_max else 'min'}{f}"
-
-  def combine(names, v):
-    acc, count, first = names
-    return [f"{{ const {ct} x = {v}; {first} = {count} == 0 ? x : {first}; "
-            f"{count} += 1; {acc} = {pick}({acc}, x); }}"]
-
-  return Reducer([(ct, identity, None), ("int64_t", "0", None), (ct, identity, None)],
-                 combine, lambda names: f"({names[1]} == 1 ? {names[2]} : {names[0]})")
-
-
-def reducer(name, dtype):
-  """The Reducer of reduction primitive ``name`` on ``dtype`` (None: no C)."""
-  kind, ct = _kind(dtype), ctype(dtype)
-  if kind == "c" and name in ("reduce_sum", "reduce_prod"):
-    # complex64 sums accumulate in complex128; products in their type,
-    # NumPy's product.  In loop order (no simd reduction of complex values).
-    f = _fsuffix(dtype)
-    acc = "double _Complex" if name == "reduce_sum" else ct
-    fold = ("{0} += {1};" if name == "reduce_sum" else "{0} = pj_cmul" + f + "({0}, {1});")
-    init = "0" if name == "reduce_sum" else "1"
-    return Reducer([(acc, f"(({acc}){init})", None)],
-                   lambda names, v: [fold.format(names[0], v)],
-                   lambda names: f"(({ct}){names[0]})",
-                   tree=["+" if name == "reduce_sum" else f"pj_cmul{f}"])
-  if kind == "c" and name in ("reduce_max", "reduce_min"):
-    return _complex_extremum(name, dtype)
-  if kind == "c":
-    return None
-  if name in ("reduce_sum", "reduce_prod"):
-    if kind == "b":
-      return None
-    op = "+" if name == "reduce_sum" else "*"
-    init = "0" if op == "+" else "1"
-    if kind == "f":
-      # float32 sums accumulate in double (more accurate than NumPy's
-      # pairwise sum); products stay in their type (same overflows).
-      acc = "double" if op == "+" else ct
-      return Reducer([(acc, f"(({acc}){init})", op)],
-                     lambda names, v: [f"{names[0]} {op}= {v};"],
-                     lambda names: f"(({ct}){names[0]})")
-    acc = wide_unsigned(dtype)
-    return Reducer([(acc, f"(({acc}){init})", op)],
-                   lambda names, v: [f"{names[0]} = {names[0]} {op} ({acc}){v};"],
-                   lambda names: f"(({ct}){names[0]})")
-  if name in ("reduce_max", "reduce_min"):
-    is_max = name == "reduce_max"
-    if kind == "f":
-      return _float_extremum(name, dtype)
-    init = lowest(dtype) if is_max else highest(dtype)
-    if kind == "b":
-      op = "|" if is_max else "&"
-      return Reducer([(ct, init, op)], lambda names, v: [f"{names[0]} {op}= {v};"],
-                     lambda names: names[0])
-    cmp = ">" if is_max else "<"
-    return Reducer([(ct, init, "max" if is_max else "min")],
-                   lambda names, v: [f"{names[0]} = {v} {cmp} {names[0]} ? {v} : {names[0]};"],
-                   lambda names: names[0])
-  if name in ("reduce_and", "reduce_or", "reduce_xor"):
-    if kind not in "iub":
-      return None
-    op = {"reduce_and": "&", "reduce_or": "|", "reduce_xor": "^"}[name]
-    init = ("1" if kind == "b" else f"(({ct})~({ct})0)") if op == "&" else "0"
-    return Reducer([(ct, init, op)], lambda names, v: [f"{names[0]} {op}= {v};"],
-                   lambda names: names[0])
-  return None
-
-
-def arg_better(name, dtype, v, best):
-  """The C condition under which ``v`` replaces ``best`` in argmax/argmin (the
-  first NaN wins, else the first extremum, as NumPy's argmax)."""
-  cmp = ">" if name == "argmax" else "<"
-  if _kind(dtype) == "f":
-    return f"({v} {cmp} {best} || ({v} != {v} && {best} == {best}))"
-  return f"({v} {cmp} {best})"
-
-
 # -- CUDA ---------------------------------------------------------------------------------
 # The CUDA backend's kernels are built from this same table (CUDA C is C).
 # Where CUDA names a function the expressions (or the portable prelude and
@@ -838,5 +682,5 @@ def for_cuda(text):
 def cuda_supported(name, ins, out):
   """Whether the CUDA kernels compute primitive ``name`` on these dtypes
   (given that C does): all but the complex functions with no device code."""
-  function = _COMPLEX_MATH.get(name, "") if any(_kind(d) == "c" for d in ins) else ""
+  function = _COMPLEX_MATH.get(name, "") if any(dtype_kind(d) == "c" for d in ins) else ""
   return not function.startswith("c") or function in CUDA_FUNCTIONS

@@ -19,7 +19,7 @@ so that a chunk's result is a subtree of the pairing, its blocks read
 whole rows at a time, the chunk results paired in order at the end.
 """
 from purejax._src.backends.cpu.indexing import run_variables
-from purejax._src.backends.cpu.codegen_ops import CTYPE_SIZES, merge
+from purejax._src.backends.cpu.codegen_reductions import CTYPE_SIZES, merge
 from purejax._src.backends.cpu.lane_tree import (
     block_final, block_merge, block_stack_decls, decl_ctype, is_ordered)
 from purejax._src.lax import reduction_order

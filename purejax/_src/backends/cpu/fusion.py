@@ -23,8 +23,8 @@ and the plan is ``complete`` when it has no host step.
 """
 import numpy as np
 
-from purejax._src.backends.cpu import (codegen_ops, common_subexpressions, expansion, native,
-                                      product_layout, scan_products)
+from purejax._src.backends.cpu import (codegen_ops, codegen_reductions, common_subexpressions,
+                                      expansion, native, product_layout, scan_products)
 from purejax._src.jaxpr import DropVar, Jaxpr, Literal, Var
 from purejax._src.lax import complex_extremum
 
@@ -250,7 +250,7 @@ def fusible(eqn):
       # C folds in loop order: only a reduction XLA folds as one block.
       shape = eqn.invars[0].aval.shape
       return len(complex_extremum.blocks([shape[a] for a in eqn.params["axes"]])) == 1
-    return codegen_ops.reducer(name, in_dtypes[0]) is not None
+    return codegen_reductions.reducer(name, in_dtypes[0]) is not None
   return True
 
 

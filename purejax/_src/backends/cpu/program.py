@@ -10,7 +10,7 @@ its own steps use and returns 0, or 1 when out of memory.
 """
 import numpy as np
 
-from purejax._src.backends.cpu import blas, codegen, codegen_ops, native, prelude
+from purejax._src.backends.cpu import blas, codegen, codegen_ops, codegen_reductions, native, prelude
 from purejax._src.backends.cpu.fusion import Group, HostStep
 from purejax._src.jaxpr import DropVar, Literal
 
@@ -273,7 +273,7 @@ _POOL = 8
 
 
 def _padded(n, ct):
-  return -(-max(1, n) * codegen_ops.CTYPE_SIZES[ct] // 64) * 64
+  return -(-max(1, n) * codegen_reductions.CTYPE_SIZES[ct] // 64) * 64
 
 
 def _pack(blocks):

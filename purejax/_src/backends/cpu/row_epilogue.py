@@ -20,7 +20,7 @@ whose values ``M`` then recomputes, so that ``M`` can move up to ``B``.
 """
 import math
 
-from purejax._src.backends.cpu import codegen_ops
+from purejax._src.backends.cpu import codegen_ops, codegen_reductions
 from purejax._src.backends.cpu.fusion import Group
 from purejax._src.backends.cpu.indexing import Ix, flatten
 from purejax._src.backends.cpu.row_prologue import is_row_reduction
@@ -140,7 +140,7 @@ def build(kernel, ident, kept, reductions):
     if idx != ident or name is None or v not in group.producer:
       return None
     ctype = codegen_ops.ctype(v.aval.dtype)
-    size = length * codegen_ops.CTYPE_SIZES[ctype]
+    size = length * codegen_reductions.CTYPE_SIZES[ctype]
     if size > room[0]:
       return None
     room[0] -= size

@@ -21,7 +21,7 @@ that computes much per element (``exp``, ``log``) ran up to 2x slower
 than output by output, depending on where the stack lies.  Only cheap
 bodies (``memory_bound``) are tiled.
 """
-from purejax._src.backends.cpu.codegen_ops import CTYPE_SIZES
+from purejax._src.backends.cpu.codegen_reductions import CTYPE_SIZES
 from purejax._src.backends.cpu.fusion import CHEAP_PRIMS, INDEX_PRIMS
 from purejax._src.backends.cpu.indexing import run_variables
 from purejax._src.backends.cpu.lane_tree import (

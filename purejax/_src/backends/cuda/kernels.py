@@ -30,7 +30,7 @@ import re
 
 import numpy as np
 
-from purejax._src.backends.cpu import codegen_ops
+from purejax._src.backends.cpu import codegen_ops, codegen_reductions
 from purejax._src.backends.cpu.codegen import KernelValues
 from purejax._src.backends.cpu.indexing import Ix, LoopNest, flatten, run_variables
 from purejax._src.lax import reduction_order
@@ -96,7 +96,7 @@ class _Reduction:
       self.accs = [(codegen_ops.ctype(x), "0", None), ("int64_t", _ARG_EMPTY, None)]
       self.reducer = None
     else:
-      self.reducer = codegen_ops.reducer(name, x)
+      self.reducer = codegen_reductions.reducer(name, x)
       if self.reducer is None:
         raise UnsupportedOnGpu(f"{name} on {np.dtype(x).name} is unsupported on the GPU "
                                f"backend")
@@ -115,7 +115,7 @@ class _Reduction:
     e, x = self.eqn, self.eqn.invars[0].aval.dtype
     if self.arg:
       v, i = self.names
-      better = codegen_ops.arg_better(e.primitive.name, x, self.val, v)
+      better = codegen_reductions.arg_better(e.primitive.name, x, self.val, v)
       return [f"if ({i} < 0 || {better}) {{ {v} = {self.val}; {i} = {at}; }}"]
     if self.runs:
       return self.reducer.combine([self.names[0] + "r"], self.val)
@@ -124,12 +124,12 @@ class _Reduction:
   def merge(self, a, b):
     """Slot ``a`` of each scratch buffer combined with slot ``b``."""
     if not self.arg:
-      return [codegen_ops.merge(op, f"s{k}[{a}]", f"s{k}[{b}]")
+      return [codegen_reductions.merge(op, f"s{k}[{a}]", f"s{k}[{b}]")
               for k, op in zip(self.scratch, self.reducer.tree)]
     e, x = self.eqn, self.eqn.invars[0].aval.dtype
     (sv, si) = (f"s{k}" for k in self.scratch)
     va, ia, vb, ib = f"{sv}[{a}]", f"{si}[{a}]", f"{sv}[{b}]", f"{si}[{b}]"
-    better = codegen_ops.arg_better(e.primitive.name, x, vb, va)
+    better = codegen_reductions.arg_better(e.primitive.name, x, vb, va)
     tie = f"({vb} == {va} || ({vb} != {vb} && {va} != {va}))"
     return [f"if ({ib} >= 0 && ({ia} < 0 || {better} || ({tie} && {ib} < {ia}))) "
             f"{{ {va} = {vb}; {ia} = {ib}; }}"]
