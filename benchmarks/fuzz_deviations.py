@@ -133,6 +133,9 @@ when ``v`` is an input).
     operands' OR (min) or AND (max), a sign IEEE leaves open; cummin and
     cummax fold in that order (``fuzz_deviations_nan_sign``; seed 124's
     big program 7: ``jnp.signbit`` of a cummin after a NaN).
+(t) XLA:CPU's YNNPACK reductions of 4096 elements or more skip a float ->
+    int8/uint8 conversion inside them (``fuzz_deviations_values``; seed
+    132's big program 9).
 JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
@@ -389,7 +392,9 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         return np.where(same, np.abs(a), np.sqrt(np.asarray(vals[0]))).astype(out.dtype)
     for wrong in (fuzz_deviations_values.extremum_of_negated_uint8(name, vals, prods, out, fired),
                   fuzz_deviations_values.square_of_scaled_scalar(eqn, vals, prods, fired),
-                  fuzz_deviations_nan_sign.nan_signed(eqn, vals, fired)):
+                  fuzz_deviations_nan_sign.nan_signed(eqn, vals, fired),
+                  fuzz_deviations_values.reduction_through_8bit_conversion(
+                      eqn, vals, prods, fired)):
       if wrong is not None:
         return wrong
     dropped = _nan_dropping(eqn, vals, fired)

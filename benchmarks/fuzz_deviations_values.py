@@ -1,4 +1,4 @@
-"""Deviations (o), (p), (q) and (r) of benchmarks/fuzz_deviations.py:
+"""Deviations (o), (p), (q), (r) and (t) of benchmarks/fuzz_deviations.py:
 values XLA:CPU computes wrongly, or otherwise than the program says.
 
 (o) float32 cbrt of a subnormal, emulated from the operand before
@@ -22,6 +22,15 @@ values XLA:CPU computes wrongly, or otherwise than the program says.
     through, as XLA folds it.
 (r) XLA regroups divisions of quotients (its rewrite in fuzz_deviations'
     docstring).
+(t) XLA:CPU's YNNPACK fusion of a float32/float64 reduction over 4096
+    elements or more (along an axis longer than 1) takes a conversion from
+    that float type to int8 or uint8 inside it as the identity: the values
+    stay floats, not truncated, saturated or NaN made 0, and the integer
+    arithmetic after it (add, sub, mul, max, min, neg) is done on them in
+    float: ``jnp.sum(x.astype(jnp.int8).astype(jnp.float32))`` of 4096
+    times 2.7 is 4096 * 2.7 (seed 132's big program 9, a mean of
+    ``lax.min(a, b.astype(jnp.int8))`` with NaNs in ``b``: NaN).  int16,
+    int32, float16 and a float32 -> int8 -> float64 chain are right.
 """
 import numpy as np
 
@@ -148,3 +157,45 @@ def quotients_regrouped(eqn, vals, prods, fired, flushed):
     denominator = c if b is None else flushed(b * c, fired)
     fired.add("a division of quotients regrouped")
     return flushed((numerator / denominator).astype(a.dtype), fired)
+
+
+YNN_SIZE = 4096   # (t): the reduction operand size from which XLA uses YNNPACK
+_YNN_ARITHMETIC = frozenset(("add", "sub", "mul", "max", "min", "neg"))
+
+
+def _ynn_floats(value, producer, dtype):
+  """(t) The 8-bit integer ``value`` (made by ``producer``) as YNNPACK
+  computes it, in float ``dtype``, and whether that differs from plain
+  conversion (a conversion from ``dtype`` is somewhere in its making)."""
+  if producer and producer[0] == "convert_element_type" and \
+      np.asarray(producer[2][0]).dtype == dtype:
+    return np.asarray(producer[2][0]), True
+  if producer and producer[0] in _YNN_ARITHMETIC:
+    parts = [_ynn_floats(v, p, dtype) for v, p in zip(producer[2], producer[3])]
+    if any(changed for _, changed in parts):
+      args = [np.asarray(v).astype(dtype) for v, _ in parts]
+      with np.errstate(all="ignore"):
+        return numpy_backend.jit_impl(producer[4])(*args, **producer[1]), True
+  return np.asarray(value).astype(dtype), False
+
+
+def reduction_through_8bit_conversion(eqn, vals, prods, fired):
+  """(t) XLA's result of a float sum, max or min reduction of 8-bit
+  integers converted to float that were converted from that float type;
+  None elsewhere."""
+  if eqn.primitive.name not in ("reduce_sum", "reduce_max", "reduce_min"):
+    return None
+  out, x = np.dtype(eqn.outvars[0].aval.dtype), np.asarray(vals[0])
+  if out not in (np.float32, np.float64) or x.size < YNN_SIZE or \
+      all(x.shape[a] == 1 for a in eqn.params["axes"]):
+    return None
+  convert = prods[0]
+  if not convert or convert[0] != "convert_element_type" or \
+      np.asarray(convert[2][0]).dtype not in (np.int8, np.uint8):
+    return None
+  floats, changed = _ynn_floats(convert[2][0], convert[3][0], out)
+  if not changed:
+    return None
+  fired.add("YNNPACK reduction through an 8-bit conversion")
+  with np.errstate(all="ignore"):
+    return numpy_backend.jit_impl(eqn.primitive)(floats.astype(out), **eqn.params)

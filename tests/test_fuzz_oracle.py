@@ -230,6 +230,15 @@ def _known(program, x64=False):
     (["v = lax.bitcast_convert_type(jnp.hypot(x, y), jnp.int32)"],
      {"x": np.array([2.5530746, -0.0355999, 3.113631, -0.5], np.float32),
       "y": np.array([2.2296946, 0.02658946, 34.79444, 0.2545968], np.float32)}, False, "FMA"),
+    # XLA:CPU's YNNPACK reductions of 4096 elements or more take a float ->
+    # int8 conversion inside them as the identity (seed 132's big program 9)
+    (["v = jnp.mean(lax.min(a, x.astype(jnp.int8)), axis=-1)"],
+     {"a": np.full((4, 1024), 5, np.int8),
+      "x": np.tile(np.array([2.7, -300.0, np.inf, 1e10], np.float32), (4, 256))}, False,
+     "YNNPACK"),
+    (["v = jnp.max((x.astype(jnp.uint8) + a).astype(jnp.float32), axis=0)"],
+     {"a": np.full((4096, 2), 3, np.uint8),
+      "x": np.full((4096, 2), 2.5, np.float32)}, False, "YNNPACK"),
     # XLA:CPU's max or min of a uint8 negation of 4096 elements or more is 0
     # (seed 96's big program 18)
     (["v = jnp.remainder(s, jnp.max(jnp.negative(x), axis=0, keepdims=True))"],
