@@ -31,16 +31,27 @@ def _xla_extremum(name, a, b):
   return np.where(np.isnan(a), a, np.where(nan_b, signed, plain)).astype(plain.dtype)
 
 
-def _xla_cumulative(name, x, axis, reverse):
-  """XLA's cummin/cummax (``name`` "min"/"max") of ``x`` along ``axis``."""
+def _xla_cumulative(name, x, axis, reverse, plain):
+  """XLA's cummin/cummax (``name`` "min"/"max") of ``x`` along ``axis``
+  (``plain``: purejax's, which it differs from only in NaN signs)."""
   x = np.moveaxis(np.asarray(x), axis, 0)
-  identity = np.full(x.shape[1:], np.inf if name == "min" else -np.inf, x.dtype)
-  out = np.empty_like(x)
-  for i in range(x.shape[0]):
-    acc = identity
-    for k in (range(i, x.shape[0]) if reverse else range(i + 1)):
-      acc = _xla_extremum(name, acc, x[k])
-    out[i] = acc
+  out = np.moveaxis(np.array(plain), axis, 0)
+  if not reverse:   # the running value folds each element in
+    acc = np.full(x.shape[1:], np.inf if name == "min" else -np.inf, x.dtype)
+    for i in range(x.shape[0]):
+      out[i] = acc = _xla_extremum(name, acc, x[i])
+    return np.moveaxis(out, 0, axis)
+  # In reverse, out[i] folds x[i], x[i+1]... from the identity: the first
+  # NaN from i, its sign combined with the signs of the elements before it.
+  nan = np.full(x.shape[1:], np.nan, x.dtype)
+  seen = np.zeros(x.shape[1:], bool)
+  for i in range(x.shape[0] - 1, -1, -1):
+    here = np.isnan(x[i])
+    signs = (np.signbit(nan) | np.signbit(x[i]) if name == "min"
+             else np.signbit(nan) & np.signbit(x[i]))
+    nan = np.where(here, x[i], np.copysign(nan, np.where(signs, -1, 1)).astype(x.dtype))
+    seen |= here
+    out[i] = np.where(seen, nan, out[i])
   return np.moveaxis(out, 0, axis)
 
 
@@ -52,12 +63,13 @@ def nan_signed(eqn, vals, fired):
       np.dtype(eqn.outvars[0].aval.dtype).kind != "f" or \
       not any(np.isnan(np.asarray(v)).any() for v in vals):
     return None
+  plain = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
   if name in ("min", "max"):
     a, b = np.broadcast_arrays(*vals)
     xla = _xla_extremum(name, a, b)
   else:
-    xla = _xla_cumulative(name[3:], vals[0], eqn.params["axis"], eqn.params["reverse"])
-  plain = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
+    xla = _xla_cumulative(name[3:], vals[0], eqn.params["axis"], eqn.params["reverse"],
+                          plain)
   if np.array_equal(np.signbit(xla), np.signbit(plain)):
     return None
   fired.add("NaN sign of XLA's max or min")
