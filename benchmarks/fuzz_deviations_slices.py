@@ -13,30 +13,70 @@ def merged(eqn, vals, prods, out, constant):
   which of them are known at compile time ``constant``) where it merges
   it with the dynamic_slice that made its operand; None elsewhere."""
   name = eqn.primitive.name
-  if name == "dynamic_slice" and prods[0] and prods[0][0] == "dynamic_slice":
-    x, starts = _chain(prods[0])
-    window, sizes = np.shape(vals[0]), eqn.params["slice_sizes"]
+  if name == "dynamic_slice":
+    outer = list(vals[1:]), eqn.params["slice_sizes"]
+  elif name == "gather":
+    outer = _one_window(eqn, vals, constant[1])
+  else:
+    return None
+  if outer is None or not prods[0]:
+    return None
+  starts, sizes = outer
+  if prods[0][0] == "dynamic_slice":
     # The inner start clamped against the outer window's room in the
     # whole operand, plus the outer start as it is; a start into a
     # dimension of length 1 can only be 0.
-    return _slice(x, _merged_starts(x, starts, window, vals[1:], sizes), sizes)
-  if name == "gather" and prods[0] and prods[0][0] == "dynamic_slice":
-    piece = _one_window_gather(eqn, vals, prods[0], constant[1])
-    if piece is not None:
-      return piece.reshape(out.shape)
-  if name == "dynamic_slice" and prods[0] and prods[0][0] == "broadcast_in_dim" \
-      and prods[0][3][0] and prods[0][3][0][0] == "dynamic_slice":
-    # ... also through a broadcast, which XLA first moves after the slice
-    spread, inner = prods[0], prods[0][3][0]
-    window, dims = np.shape(spread[2][0]), spread[1]["broadcast_dimensions"]
-    sizes = eqn.params["slice_sizes"]
-    sub_sizes = [1 if w == 1 else sizes[d] for w, d in zip(window, dims)]
-    sub_starts = [0 if w == 1 else vals[1 + d] for w, d in zip(window, dims)]
-    x, starts = _chain(inner)
-    piece = _slice(x, _merged_starts(x, starts, window, sub_starts, sub_sizes), sub_sizes)
-    return numpy_backend.jit_impl(_BROADCAST)(piece, shape=tuple(sizes),
-                                              broadcast_dimensions=dims, sharding=None)
-  return None
+    x, inner_starts = _chain(prods[0])
+    window = np.shape(vals[0])
+    return _slice(x, _merged_starts(x, inner_starts, window, starts, sizes),
+                  sizes).reshape(out.shape)
+  spread = _spread_slice(prods[0])
+  if spread is None:
+    return None
+  # ... also through a broadcast (and a reshape that only moves axes of
+  # length 1), which XLA first moves after the slice
+  inner, axes = spread
+  x, inner_starts = _chain(inner)
+  window = _result_shape(inner)
+  sub_sizes = [sizes[axes[d]] if d in axes else 1 for d in range(len(window))]
+  sub_starts = [starts[axes[d]] if d in axes else 0 for d in range(len(window))]
+  piece = _slice(x, _merged_starts(x, inner_starts, window, sub_starts, sub_sizes), sub_sizes)
+  kept = sorted(axes)
+  piece = piece.reshape([sub_sizes[d] for d in kept])
+  spread_out = numpy_backend.jit_impl(_BROADCAST)(
+      piece, shape=tuple(sizes), broadcast_dimensions=tuple(axes[d] for d in kept),
+      sharding=None)
+  return spread_out.reshape(out.shape)
+
+
+def _result_shape(prod):
+  """The shape of the dynamic_slice ``prod``'s result."""
+  return tuple(prod[1]["slice_sizes"])
+
+
+def _spread_slice(prod):
+  """(the dynamic_slice producer, {its axis of length > 1: the axis it
+  becomes}) where ``prod`` broadcasts a dynamic_slice's result (also then
+  reshaped, where the reshape only adds or drops axes of length 1); else
+  None."""
+  reshaped = None
+  if prod[0] == "reshape":
+    reshaped, prod = prod, prod[3][0]
+    if not prod:
+      return None
+  if prod[0] != "broadcast_in_dim" or not prod[3][0] or prod[3][0][0] != "dynamic_slice":
+    return None
+  inner, dims = prod[3][0], prod[1]["broadcast_dimensions"]
+  axes = {d: dims[d] for d, n in enumerate(_result_shape(inner)) if n > 1}
+  if reshaped is not None:
+    spread_shape, new_shape = np.shape(reshaped[2][0]), tuple(reshaped[1]["new_sizes"])
+    long_before = [a for a, n in enumerate(spread_shape) if n > 1]
+    long_after = [a for a, n in enumerate(new_shape) if n > 1]
+    if [spread_shape[a] for a in long_before] != [new_shape[a] for a in long_after]:
+      return None
+    moved = dict(zip(long_before, long_after))
+    axes = {d: moved[a] for d, a in axes.items()}
+  return inner, axes
 
 
 def _chain(prod):
@@ -75,11 +115,11 @@ def _merged_starts(x, starts, window, outer_starts, sizes):
   return starts_merged
 
 
-def _one_window_gather(eqn, vals, inner, known_index):
-  """(h) A gather of one window from a dynamic_slice's result: XLA makes it
-  a dynamic_slice, then merges the two (seed 87's index program 9, with
-  x64); in fill mode only for an index known at compile time and in
-  bounds (seed 98's index program 15); None for other gathers."""
+def _one_window(eqn, vals, known_index):
+  """(starts, sizes) over the operand's axes of a gather of one window,
+  which XLA makes a dynamic_slice (seed 87's index program 9, with x64);
+  in fill mode only for an index known at compile time and in bounds
+  (seed 98's index program 15); None for other gathers."""
   from purejax._src.lax.gather import GatherScatterMode
   p, idx = eqn.params, np.asarray(vals[1])
   dn = p["dimension_numbers"]
@@ -92,6 +132,4 @@ def _one_window_gather(eqn, vals, inner, known_index):
     outer[d] = idx.reshape(-1)[k]
     if fill and not 0 <= int(outer[d]) <= np.shape(vals[0])[d] - p["slice_sizes"][d]:
       return None
-  x, starts = _chain(inner)
-  return _slice(x, _merged_starts(x, starts, np.shape(vals[0]), outer, p["slice_sizes"]),
-                p["slice_sizes"])
+  return outer, p["slice_sizes"]

@@ -239,6 +239,12 @@ def _known(program, x64=False):
     (["v = jnp.max((x.astype(jnp.uint8) + a).astype(jnp.float32), axis=0)"],
      {"a": np.full((4096, 2), 3, np.uint8),
       "x": np.full((4096, 2), 2.5, np.float32)}, False, "YNNPACK"),
+    # ... also a one-window gather through a broadcast and a reshape that
+    # only moves axes of length 1 (jnp.repeat; seed 135's index program)
+    (["w = jnp.repeat(lax.dynamic_slice(x, (0, a), (1, 3)), 3, axis=0)",
+      "v = w[..., jnp.array([-3])]"],
+     {"x": np.arange(26, dtype=np.int32).reshape(2, 13), "a": np.int32(1236406700)}, False,
+     "nested dynamic_slice"),
     # XLA:CPU's max or min of a uint8 negation of 4096 elements or more is 0
     # (seed 96's big program 18)
     (["v = jnp.remainder(s, jnp.max(jnp.negative(x), axis=0, keepdims=True))"],
