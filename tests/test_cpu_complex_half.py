@@ -363,14 +363,41 @@ def test_complex_ops_against_numpy(name, dtype, x64):
   np.testing.assert_allclose(got, eager, rtol=rtol, atol=1e-30)
 
 
+def _product_unfused(a, b):
+  """NumPy's complex product formula, each product rounded (NumPy's scalar
+  loop; its AVX-512 array loop fuses them into multiply-adds)."""
+  a, b = np.asarray(a), np.asarray(b)
+  out = np.empty(np.broadcast(a, b).shape, a.dtype)
+  with np.errstate(all="ignore"):
+    out.real = a.real * b.real - a.imag * b.imag
+    out.imag = a.real * b.imag + a.imag * b.real
+  return out
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
 def test_complex_numpy_formulas_bitwise(dtype, x64):
-  """Product, quotient, exp/log/sqrt: NumPy's own bits."""
+  """Product (NumPy's formula, unfused), quotient, exp/log/sqrt: NumPy's
+  own bits."""
   x, y = _complex_values(dtype), _complex_values(dtype)[::-1].copy()
-  for f in (lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a + b,
+  _same_bits(_compiled(lambda a, b: a * b, x, y), _product_unfused(x, y))
+  for f in (lambda a, b: a / b, lambda a, b: a + b,
             lambda a, b: lax.exp(a), lambda a, b: lax.log(a), lambda a, b: lax.sqrt(a)):
     with np.errstate(all="ignore"):
       _same_bits(_compiled(f, x, y), f(jnp.asarray(x), jnp.asarray(y)))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_complex_products_do_not_depend_on_the_thread_count(threads):
+  """Each element's product is the unfused formula wherever a thread's
+  share of the loop starts (vectorized loops made it a fused
+  multiply-add in the vector body only)."""
+  rng = np.random.RandomState(1)
+  n = 200003
+  x = (rng.randn(n) + 1j * rng.randn(n)).astype(np.complex64)
+  y = (rng.randn(n) + 1j * rng.randn(n)).astype(np.complex64)
+  with config.override("purejax_num_threads", threads):
+    got = _compiled(lambda a, b: a * b, x, y)
+  _same_bits(got, _product_unfused(x, y))
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
@@ -383,7 +410,8 @@ def test_complex_edge_values(dtype, x64):
   b = np.array([0j, big + big * 1j, tiny + tiny * 1j, inf + 0j, 1 + 1j, 2 - 7j,
                 1 + big * 1j, 1 + 0j, 1 + 1j, 1 + 1j], dtype)
   with np.errstate(all="ignore"):
-    for f in (lambda u, v: u / v, lambda u, v: u * v, lambda u, v: lax.abs(u),
+    _same_bits(_compiled(lambda u, v: u * v, a, b), _product_unfused(a, b))
+    for f in (lambda u, v: u / v, lambda u, v: lax.abs(u),
               lambda u, v: lax.exp(u), lambda u, v: lax.sqrt(u), lambda u, v: lax.log(u),
               lambda u, v: lax.sign(v), lambda u, v: lax.integer_pow(v, -1)):
       got, want = np.asarray(_compiled(f, a, b)), np.asarray(f(jnp.asarray(a), jnp.asarray(b)))

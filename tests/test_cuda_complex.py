@@ -5,8 +5,8 @@ The device prelude's complex functions are ports of glibc's (which the C
 backend calls): with the emulation's real functions being glibc's too, the
 bits are the C backend's, special values (zeros, infinities, NaNs, huge
 and subnormal parts) included.  Products and quotients are NumPy's
-formulas in both, but the C backend's vectorized loops contract them into
-FMAs: those agree to a few units of the result's magnitude.
+formulas in both, unfused (the C backend does not vectorize loops over
+complex values, whose products GCC would fuse).
 """
 import warnings
 
@@ -70,8 +70,7 @@ BINARY = {"add": lambda z, w: z + w, "sub": lambda z, w: z - w, "eq": lambda z, 
           "ne": lambda z, w: z != w, "pow": lambda z, w: z ** w,
           "select": lambda z, w: jnp.where(jnp.real(z) > 0, z, w),
           "clamp": lambda z, w: lax.clamp(w, z, w + 1)}
-# NumPy's product and quotient formulas (FMA-contracted by the C backend's
-# vectorized loops).
+# NumPy's product and quotient formulas.
 ARITHMETIC = {"mul": lambda z, w: z * w, "div": lambda z, w: z / w,
               "square": lambda z, w: jnp.square(z), "cube": lambda z, w: lax.integer_pow(z, 3)}
 

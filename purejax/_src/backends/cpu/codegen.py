@@ -365,6 +365,8 @@ class _KernelBuilder(KernelValues):
                for i, v in enumerate(self.outputs)]
     params += [f"{ct}* restrict w{i}" for i, (ct, _) in enumerate(self.scratch)]
     head = f"static void {self.name}({', '.join(params)}) {{"
+    if any("_Complex" in line for line in params + lines):
+      head, lines = "PJ_SCALAR_COMPLEX " + head, _without_simd(lines)
     return "\n".join([head] + ["  " + line for line in lines] + ["}\n"])
 
   def _loop(self, nest, var, dims):
@@ -668,3 +670,15 @@ def _ordered(eqn):
   """Whether reduction ``eqn`` follows ``reduction_order`` (float sums, products)."""
   return (eqn.primitive.name in ("reduce_sum", "reduce_prod")
           and np.dtype(eqn.invars[0].aval.dtype) in reduction_order.ORDERED_DTYPES)
+
+
+def _without_simd(lines):
+  """``lines`` with their OpenMP ``simd`` directives dropped (loops over
+  complex values: see PJ_SCALAR_COMPLEX in the prelude)."""
+  out = []
+  for line in lines:
+    text = line.strip()
+    if text.startswith("#pragma omp simd"):
+      continue
+    out.append(line.replace("#pragma omp parallel for simd", "#pragma omp parallel for"))
+  return out

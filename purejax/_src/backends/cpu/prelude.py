@@ -272,6 +272,11 @@ _COMPLEX_MACROS = r"""
 #define PJ_REAL(z) (__real__ (z))
 #define PJ_IMAG(z) (__imag__ (z))
 #define PJ_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+/* Loops over complex values are not vectorized: GCC makes the alternating
+   real/imaginary lanes of a product a fused multiply-add-subtract
+   (vfmaddsub), -ffp-contract=off notwithstanding, whose bits then depend
+   on where a thread's part of the loop starts. */
+#define PJ_SCALAR_COMPLEX __attribute__((optimize("no-tree-vectorize")))
 """
 _LIBRARY_COMPLEX = complex_c.expand("".join(
     f"T _Complex {name}@(T _Complex{', T _Complex' if name == 'cpow' else ''});\n"
