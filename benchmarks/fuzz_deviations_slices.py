@@ -22,20 +22,17 @@ def merged(eqn, vals, prods, out, constant):
   if outer is None or not prods[0]:
     return None
   starts, sizes = outer
-  if prods[0][0] == "dynamic_slice":
-    # The inner start clamped against the outer window's room in the
-    # whole operand, plus the outer start as it is; a start into a
-    # dimension of length 1 can only be 0.
-    x, inner_starts = _chain(prods[0])
-    window = np.shape(vals[0])
-    return _slice(x, _merged_starts(x, inner_starts, window, starts, sizes),
-                  sizes).reshape(out.shape)
-  spread = _spread_slice(prods[0])
-  if spread is None:
-    return None
-  # ... also through a broadcast (and a reshape that only moves axes of
-  # length 1), which XLA first moves after the slice
-  inner, axes = spread
+  if prods[0][0] == "dynamic_slice":   # each axis its own
+    inner, axes = prods[0], {d: d for d in range(np.ndim(vals[0]))}
+  else:   # ... also through a broadcast (and a reshape that only moves
+    # axes of length 1), which XLA first moves after the slice
+    spread = _spread_slice(prods[0])
+    if spread is None:
+      return None
+    inner, axes = spread
+  # The inner start clamped against the outer window's room in the whole
+  # operand, plus the outer start as it is; a start into a dimension of
+  # length 1 can only be 0.
   x, inner_starts = _chain(inner)
   window = _result_shape(inner)
   sub_sizes = [sizes[axes[d]] if d in axes else 1 for d in range(len(window))]

@@ -108,7 +108,8 @@ class _Scan:
     nb = -(-m // self.block)
     lines = [f"const int64_t o = t / {nb * inner}, b = t / {inner} % {nb}, j = t % {inner};",
              f"const int64_t base = o * {m * inner} + j;",
-             f"const int64_t lo = b * {self.block}, hi = lo + {self.block} < {m} ? lo + {self.block} : {m};"]
+             f"const int64_t lo = b * {self.block}, "
+             f"hi = lo + {self.block} < {m} ? lo + {self.block} : {m};"]
     if exclusive:
       lines += [f"{self.acc} run = s[base + lo * {inner}];",
                 f"s[base + lo * {inner}] = {self.identity};",
