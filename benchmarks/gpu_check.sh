@@ -18,7 +18,7 @@ export TF_CPP_MIN_LOG_LEVEL=3
 } > "$out/machine.txt" 2>&1
 if python -c "import pytest" 2>/dev/null; then
   timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_devices.py \
-    tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
+    tests/test_gpu_linalg.py tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?" >> "$out/machine.txt"
 else
   echo "GPU tests: not run (no pytest on this machine: carry a wheel)" >> "$out/machine.txt"

@@ -5,7 +5,8 @@ Its arrays wrap NumPy arrays and, like CuPy's, refuse implicit conversion
 (``np.asarray`` raises TypeError): a value that leaves the "GPU" without an
 explicit transfer fails the test.  Transfers are counted.  ``RawModule``
 compiles the CUDA source through the emulation (the system C++ compiler,
-threads run as loops), so every kernel the backend launches really runs.
+threads run as loops), so every kernel the backend launches really runs;
+cuSOLVER and cuBLAS are LAPACK's routines (tests/fake_cusolver.py).
 """
 import contextlib
 import re
@@ -14,6 +15,7 @@ import types
 import numpy as np
 
 from purejax._src.backends.cuda import emulation
+from tests.fake_cusolver import FakeSolverLibraries
 
 _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\(([^)]*)\)')
 
@@ -46,6 +48,7 @@ class FakeCupy(types.SimpleNamespace):
       size = property(lambda self: self._a.size)
       ndim = property(lambda self: self._a.ndim)
       nbytes = property(lambda self: self._a.nbytes)
+      strides = property(lambda self: self._a.strides)
       data = property(lambda self: types.SimpleNamespace(ptr=self._a.ctypes.data))
 
       def __array__(self, *args, **kwargs):
@@ -163,7 +166,12 @@ class FakeCupy(types.SimpleNamespace):
         getDeviceCount=lambda: count,
         getDeviceProperties=lambda i: {"name": name.encode()},
         deviceSynchronize=lambda: None)
-    self.cuda = types.SimpleNamespace(runtime=runtime, Device=device)
+    # cuSOLVER and cuBLAS: LAPACK's routines on the arrays' memory
+    self.solver_libraries = FakeSolverLibraries()
+    self.cuda = types.SimpleNamespace(runtime=runtime, Device=device,
+                                      cusolver=self.solver_libraries.cusolver,
+                                      cublas=self.solver_libraries.cublas,
+                                      device=self.solver_libraries.device)
 
     class RawModule:
       def __init__(self, code, options=()):

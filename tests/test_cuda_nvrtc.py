@@ -103,6 +103,13 @@ def test_generated_modules_compile_with_nvrtc(name):
   assert result == 0, log[-3000:]
 
 
+def test_linear_algebra_kernel_compiles_with_nvrtc():
+  """The LU pivots' permutation kernel (cuda/solver.py)."""
+  from purejax._src.backends.cuda import solver
+  result, log = nvrtc_compile(solver.pivots_source(3, 4, 5))
+  assert result == 0, log[-3000:]
+
+
 def test_float64_modules_compile_with_nvrtc():
   with config.override("jax_enable_x64", True):
     x = F32.astype(np.float64)

@@ -295,20 +295,28 @@ def _fail_nan(arrays, bad):
 # -- getrf: LU with partial pivoting ---------------------------------------------------
 
 def permutation_from_pivots(pivots, size):
-  """The row permutation of LAPACK-style swaps ``pivots`` (0-based, (..., k))."""
+  """The row permutation of LAPACK-style swaps ``pivots`` (0-based, (..., k)),
+  as JAX computes it: a negative pivot counts from the end, and one out of
+  range swaps with the nearest row's value but writes nothing there."""
   batch, k = pivots.shape[:-1], pivots.shape[-1]
-  swaps = pivots.reshape(int(np.prod(batch)), k)
+  swaps = pivots.reshape(int(np.prod(batch)), k).astype(np.int64)
+  swaps = np.where(swaps < 0, swaps + size, swaps)
   count = swaps.shape[0]
   if count == 1:
     perm = list(range(size))
     for i, j in enumerate(swaps[0].tolist()):
-      perm[i], perm[j] = perm[j], perm[i]
+      x, perm[i] = perm[i], perm[min(max(j, 0), size - 1)]
+      if 0 <= j < size:
+        perm[j] = x
     return np.array(perm, np.int32).reshape(batch + (size,))
   perm = np.tile(np.arange(size, dtype=np.int32), (count, 1))
   rows = np.arange(count)
   for i in range(k):
     j = swaps[:, i]
-    perm[rows, i], perm[rows, j] = perm[rows, j].copy(), perm[rows, i].copy()
+    x = perm[:, i].copy()
+    perm[:, i] = perm[rows, np.clip(j, 0, size - 1)]
+    inside = (j >= 0) & (j < size)
+    perm[rows[inside], j[inside]] = x[inside]
   return perm.reshape(batch + (size,))
 
 

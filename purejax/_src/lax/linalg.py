@@ -9,7 +9,6 @@ linalg_spectral (eigh, eig, svd); cholesky is here.
 import numpy as np
 
 from purejax._src import core
-from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_qr import (
     geqrf, geqrf_p, householder_product, householder_product_p, qr, qr_p)
@@ -20,7 +19,7 @@ from purejax._src.lax.linalg_spectral import (
     EigImplementation, EighImplementation, SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd,
     svd_p)
 from purejax._src.lax.linalg_util import (
-    check_inexact, front_batch_rule, jnp, mm, split_batch, symmetrize, tril)
+    check_inexact, front_batch_rule, jnp, lapack_of, mm, split_batch, symmetrize, tril)
 
 
 # -- cholesky ---------------------------------------------------------------------
@@ -36,10 +35,12 @@ def _cholesky_abstract_eval(x):
 def _cholesky_impl(x):
   # LAPACK reads the lower triangle; a matrix that is not positive definite
   # gives NaNs (as in JAX), not an error.
-  return lapack.potrf(x)
+  return lapack_of(x).potrf(x)
 
 
-cholesky_p = standard_primitive("cholesky", _cholesky_abstract_eval, _cholesky_impl)
+# impl_on_gpu_arrays: a GPU's arrays are factored there (cuSOLVER; lapack_of)
+cholesky_p = standard_primitive("cholesky", _cholesky_abstract_eval, _cholesky_impl,
+                                impl_on_gpu_arrays=True)
 cholesky_p.library_call = "LAPACK potrf"
 cholesky_p.c_code = None
 cholesky_p.batch = front_batch_rule(cholesky_p)

@@ -6,11 +6,10 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src.interpreters import ad
-from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_solve import lu, lu_solve, take_rows, triangular_solve
 from purejax._src.lax.linalg_util import (
-    H, check_inexact, front_batch_rule, jnp, mm, split_batch, tril)
+    H, check_inexact, front_batch_rule, jnp, lapack_of, mm, split_batch, tril)
 
 
 # -- qr -----------------------------------------------------------------------
@@ -29,10 +28,14 @@ def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
 def _qr_impl(x, *, pivoting, full_matrices, use_magma):
   # geqrf (geqp3 when pivoting) then orgqr/ungqr; an empty matrix gives an
   # identity Q, a zero R and the identity permutation.
-  return lapack.qr(x, pivoting=pivoting, full_matrices=full_matrices)
+  return lapack_of(x).qr(x, pivoting=pivoting, full_matrices=full_matrices)
 
 
-qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_impl, multiple_results=True)
+# impl_on_gpu_arrays (here and for geqrf, householder_product): a GPU's
+# arrays are factored there (cuSOLVER; linalg_util.lapack_of), except with
+# pivoting (cuSOLVER has no geqp3), which runs on host copies.
+qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_impl, multiple_results=True,
+                          impl_on_gpu_arrays=lambda eqn: not eqn.params["pivoting"])
 qr_p.c_code = None
 qr_p.library_call = "LAPACK geqrf/geqp3 + orgqr"
 qr_p.batch = front_batch_rule(qr_p)
@@ -112,11 +115,11 @@ def _geqrf_abstract_eval(x):
 
 def _geqrf_impl(x):
   # An empty matrix comes back unchanged, with no taus.
-  return list(lapack.geqrf(x))
+  return list(lapack_of(x).geqrf(x))
 
 
 geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_impl,
-                             multiple_results=True)
+                             multiple_results=True, impl_on_gpu_arrays=True)
 geqrf_p.c_code = None
 geqrf_p.library_call = "LAPACK geqrf"
 geqrf_p.batch = front_batch_rule(geqrf_p)
@@ -149,11 +152,12 @@ def _householder_abstract_eval(a, taus):
 
 def _householder_impl(a, taus):
   # Q = H_0 H_1 ... H_{k-1} applied to I's first n columns (orgqr/ungqr).
-  return lapack.orgqr(a, taus)
+  return lapack_of(a, taus).orgqr(a, taus)
 
 
 householder_product_p = standard_primitive(
-    "householder_product", _householder_abstract_eval, _householder_impl)
+    "householder_product", _householder_abstract_eval, _householder_impl,
+    impl_on_gpu_arrays=True)
 householder_product_p.c_code = None
 householder_product_p.library_call = "LAPACK orgqr"
 householder_product_p.batch = front_batch_rule(householder_product_p)

@@ -1,7 +1,8 @@
 """Linear solves: triangular_solve, lu (with lu_pivots_to_permutation),
 tridiagonal_solve, and the LU-based solve that jnp.linalg builds on.
 
-They run on LAPACK (lax/lapack.py: trsm, getrf, gtsv), as JAX's CPU does;
+They run on LAPACK (lax/lapack.py: trsm, getrf, gtsv), as JAX's CPU does
+(a GPU's arrays: cuBLAS and cuSOLVER, but tridiagonal_solve on host copies);
 tridiagonal_solve with ``perturb_singular`` runs the Thomas algorithm
 instead, vectorized over the leading batch axes.  Singular systems give
 infs/NaNs, never errors, as in JAX.
@@ -17,7 +18,7 @@ from purejax._src.interpreters.batching import not_mapped
 from purejax._src.lax import lapack, linalg_util
 from purejax._src.lax.families import check_dtype, int_dtypes, standard_primitive
 from purejax._src.lax.linalg_util import (
-    T, check_inexact, check_square, compute_dtype, front_batch_rule, jnp, lax, mm,
+    T, check_inexact, check_square, compute_dtype, front_batch_rule, jnp, lapack_of, lax, mm,
     split_batch, tril, triu)
 
 
@@ -48,12 +49,16 @@ def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a,
 
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
                            unit_diagonal):
-  return lapack.trsm(a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
-                     conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+  return lapack_of(a, b).trsm(a, b, left_side=left_side, lower=lower,
+                              transpose_a=transpose_a, conjugate_a=conjugate_a,
+                              unit_diagonal=unit_diagonal)
 
 
+# impl_on_gpu_arrays (here and for lu, lu_pivots_to_permutation): a GPU's
+# arrays are solved there (cuBLAS, cuSOLVER; linalg_util.lapack_of)
 triangular_solve_p = standard_primitive(
-    "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_impl)
+    "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_impl,
+    impl_on_gpu_arrays=True)
 triangular_solve_p.c_code = None
 triangular_solve_p.library_call = "BLAS trsm"
 
@@ -160,10 +165,11 @@ def _check_one(name, x):
 
 
 def _lu_impl(x):
-  return list(lapack.getrf(x))
+  return list(lapack_of(x).getrf(x))
 
 
-lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_impl, multiple_results=True)
+lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_impl, multiple_results=True,
+                          impl_on_gpu_arrays=True)
 lu_p.library_call = "LAPACK getrf"
 lu_p.c_code = None
 lu_p.batch = front_batch_rule(lu_p)
@@ -233,11 +239,15 @@ def _pivots_abstract_eval(pivots, *, permutation_size):
 
 
 def _pivots_impl(pivots, *, permutation_size):
-  return lapack.permutation_from_pivots(np.asarray(pivots, np.int32), permutation_size)
+  routines = lapack_of(pivots)
+  if routines is lapack:
+    pivots = np.asarray(pivots, np.int32)
+  return routines.permutation_from_pivots(pivots, permutation_size)
 
 
 lu_pivots_to_permutation_p = standard_primitive(
-    "lu_pivots_to_permutation", _pivots_abstract_eval, _pivots_impl)
+    "lu_pivots_to_permutation", _pivots_abstract_eval, _pivots_impl,
+    impl_on_gpu_arrays=True)
 lu_pivots_to_permutation_p.c_code = None
 lu_pivots_to_permutation_p.batch = front_batch_rule(lu_pivots_to_permutation_p)
 ad.defjvp_zero(lu_pivots_to_permutation_p)

@@ -6,14 +6,15 @@ import enum
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src.interpreters import ad
 from purejax._src.lax import lapack
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_solve import solve
 from purejax._src.lax.linalg_util import (
     H, T, cast, check_inexact, check_square, complex_dtype, construct_diagonal,
-    extract_diagonal, front_batch_rule, jnp, lax, mm, real_dtype, split_batch, symmetrize)
+    extract_diagonal, front_batch_rule, jnp, lapack_of, lax, mm, real_dtype, split_batch,
+    symmetrize)
 
 
 class EighImplementation(enum.Enum):
@@ -60,7 +61,7 @@ def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index, algorith
 def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm, vectors=True):
   n = x.shape[-1]
   start, end = _subset(subset_by_index, n)
-  v, w = lapack.syevd(x, lower=lower, vectors=vectors)
+  v, w = lapack_of(x).syevd(x, lower=lower, vectors=vectors)
   return [v[..., start:end] if vectors else None,
           w[..., start:end].astype(real_dtype(x.dtype))]
 
@@ -71,8 +72,10 @@ def _eigh_for_used_outputs(used, x, **params):
   return _eigh_impl(x, vectors=used[0], **params)
 
 
+# impl_on_gpu_arrays (here and for svd): a GPU's arrays are decomposed
+# there (cuSOLVER's syevd and gesvd; linalg_util.lapack_of)
 eigh_p = standard_primitive("eigh", _eigh_abstract_eval, _eigh_impl,
-                            multiple_results=True)
+                            multiple_results=True, impl_on_gpu_arrays=True)
 eigh_p.impl_for_used_outputs = _eigh_for_used_outputs
 eigh_p.c_code = None
 eigh_p.library_call = "LAPACK syevd"
@@ -228,14 +231,15 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
   batch, dtype, real = tuple(batch), x.dtype, real_dtype(x.dtype)
   start, end = _subset(subset_by_index, min(m, n))
   if min(m, n) == 0:   # gesdd is not called: full U and V^H are identities
-    s = np.zeros(batch + (0,), real)
+    xp = array_namespace.of(x)
+    s = xp.zeros(batch + (0,), real)
     if not compute_uv:
       return [s]
-    eye = lambda k, c: np.broadcast_to(np.eye(k, c, dtype=dtype), batch + (k, c)).copy()
+    eye = lambda k, c: xp.broadcast_to(xp.eye(k, c, dtype=dtype), batch + (k, c)).copy()
     if full_matrices:
       return [s, eye(m, m), eye(n, n)]
-    return [s, np.zeros(batch + (m, 0), dtype), np.zeros(batch + (0, n), dtype)]
-  outs = lapack.gesdd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+    return [s, xp.zeros(batch + (m, 0), dtype), xp.zeros(batch + (0, n), dtype)]
+  outs = lapack_of(x).gesdd(x, full_matrices=full_matrices, compute_uv=compute_uv)
   s = outs[0][..., start:end].astype(real)
   if not compute_uv:
     return [s]
@@ -245,7 +249,8 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
   return [s, u, vh]
 
 
-svd_p = standard_primitive("svd", _svd_abstract_eval, _svd_impl, multiple_results=True)
+svd_p = standard_primitive("svd", _svd_abstract_eval, _svd_impl, multiple_results=True,
+                           impl_on_gpu_arrays=True)
 svd_p.library_call = "LAPACK gesdd"
 svd_p.c_code = None
 svd_p.batch = front_batch_rule(svd_p)

@@ -33,7 +33,9 @@ Design:
   or a ``CupyDevice``.  Steps outside the kernels run by their primitives'
   NumPy implementations, on the device arrays where those use only
   functions CuPy dispatches (``impl_on_gpu_arrays``: matrix products
-  through cuBLAS, FFTs through cuFFT, layout steps), else on host copies;
+  through cuBLAS, FFTs through cuFFT, layout steps; linear algebra through
+  ``solver``: cuSOLVER and cuBLAS by CuPy's bindings, lax.lapack's
+  interface), else on host copies;
   ``control_flow`` runs scan/while/cond bodies' GPU code from a host loop.
   A plan with no CUDA kernel for some group (a complex function with no
   device code yet) runs on the host, warned.
@@ -41,7 +43,7 @@ Design:
   expression table's neutral spelling (``cpu.complex_c``: PJ_COMPLEX,
   PJ_REAL, PJ_IMAG), and the C library's complex functions (cexp, clog,
   csqrt...) ``complex_c``'s ports of glibc's (its bits in emulation).
-- ``gpu_runtime`` is the one module that touches CuPy: devices, transfers,
+- ``gpu_runtime`` is the one module that finds CuPy: devices, transfers,
   modules compiled by NVRTC (``--fmad=false``: no FMA contraction, as the
   C backend; CuPy caches the compiled code on disk) and kernel launches.
   Tests put a stand-in in its place (tests/fake_cupy.py).

@@ -8,7 +8,8 @@ import re
 
 from purejax._src.backends.cpu import codegen_ops, complex_c, prelude, special_c
 
-_HEADER = r"""/* purejax CUDA module */
+# The header alone: what a hand-written kernel needs (cuda/solver.py).
+HEADER = r"""/* purejax CUDA module */
 #if defined(__CUDACC_RTC__)   /* NVRTC: no system headers */
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t;
 typedef long long int64_t; typedef unsigned char uint8_t; typedef unsigned short uint16_t;
@@ -90,5 +91,5 @@ def device_functions(c_source):
                                      flags=re.MULTILINE))
 
 
-PRELUDE = _HEADER + _COMPLEX + device_functions(
+PRELUDE = HEADER + _COMPLEX + device_functions(
     prelude.PORTABLE + special_c.SOURCE + complex_c.BASIC + complex_c.ANNEX_G + complex_c.DERIVED)

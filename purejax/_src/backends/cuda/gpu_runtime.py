@@ -1,6 +1,7 @@
 """The GPU backend's one seam to CuPy: finding it and its devices, moving
 arrays between host and device, compiling modules through NVRTC and
-launching their kernels.  Nothing else in purejax imports CuPy.
+launching their kernels.  Nothing else in purejax imports CuPy (``solver``
+calls cuSOLVER through the module this one found).
 
 ``use(module)`` puts a stand-in in CuPy's place: the tests run every GPU
 code path on the CPU with one whose arrays are NumPy arrays that refuse

@@ -4,8 +4,9 @@ loops over their bodies' GPU code (``control_flow``); the other steps
 (``module.HostNumpyStep``) by their primitives' NumPy implementations, on
 the device arrays where those take CuPy's (``impl_on_gpu_arrays``: matrix
 products through cuBLAS, layout steps, gathers, scatters, convolutions,
-pooling, sorts, FFTs through cuFFT), else on host copies, their results
-copied back (linear algebra, still to do; named by ``describe()``).
+pooling, sorts, FFTs through cuFFT, linear algebra through cuSOLVER), else
+on host copies, their results copied back (eig, schur...; named by
+``describe()``).
 
 The GPU is a ``CupyDevice`` (CuPy arrays, kernels through NVRTC) or the
 ``EMULATED`` one (NumPy arrays, kernels through the system C++ compiler:
