@@ -85,9 +85,12 @@ _gpu_objects = None   # [CudaDevice(i)] once looked up (the same objects each ca
 
 
 def gpu_devices_changed():
-  """Forgets the GPUs found (``gpu_runtime.use`` changed the runtime)."""
+  """Forgets the GPUs found (``gpu_runtime.use`` changed the runtime), and
+  the executables compiled for them (their modules are the old runtime's)."""
   global _gpu_objects
   _gpu_objects = None
+  from purejax._src import gpu_dispatch
+  gpu_dispatch.forget_executables()
 
 
 def _platform_names():

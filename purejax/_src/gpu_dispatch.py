@@ -33,6 +33,11 @@ def gpu_index(values):
   return found.pop() if found else None
 
 
+def forget_executables():
+  """Drops every compiled executable (the GPU runtime changed)."""
+  _executables.clear()
+
+
 def executable(closed_jaxpr, index):
   """The GPU ``index``'s executable of a const-free closed jaxpr (once each)."""
   per_gpu = _executables.get(closed_jaxpr)

@@ -118,25 +118,38 @@ def _scatter_abstract_eval(operand, indices, updates, *, update_jaxpr, update_co
 
 # -- the NumPy implementation ----------------------------------------------------
 
-def _placed(operand, indices, updates, dn, mode):
-  """(flat positions, update values) of the windows that are written, both
-  flat and in scatter order."""
+def marked_positions(operand, indices, updates, dn, mode):
+  """(flat positions, update values) of every update, both flat and in
+  scatter order; the updates of a dropped window (out of bounds, not CLIP)
+  at position -1.  Array operations only: on a GPU's arrays, nothing is
+  read back to the host."""
+  xp = array_namespace.of(operand, indices, updates)
   shape = operand.shape
   if operand.size == 0:   # nowhere to write (CLIP could not clamp into it)
-    return array_namespace.of(operand).zeros(0, np.int64), updates.reshape(-1)[:0]
+    return xp.zeros(0, np.int64), updates.reshape(-1)[:0]
   window = _window_shape(shape, updates.shape, dn)
   starts = full_starts(indices, len(shape), dn.scatter_dims_to_operand_dims,
                        dn.operand_batching_dims, dn.scatter_indices_batching_dims)
   scatter_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
   values = np.transpose(updates, scatter_axes + list(dn.update_window_dims))
-  values = values.reshape((starts.shape[0],) + window)
   if mode == GatherScatterMode.CLIP:
-    starts = clamp_starts(starts, shape, window)
-  else:
-    keep = in_bounds(starts, shape, window, dn.scatter_dims_to_operand_dims)
+    return window_positions(shape, clamp_starts(starts, shape, window), window).reshape(-1), \
+        values.reshape(-1)
+  keep = in_bounds(starts, shape, window, dn.scatter_dims_to_operand_dims)
+  positions = window_positions(shape, xp.where(keep[:, None], starts, 0), window)
+  positions = xp.where(keep.reshape((-1,) + (1,) * len(window)), positions, -1)
+  return positions.reshape(-1), values.reshape(-1)
+
+
+def _placed(operand, indices, updates, dn, mode):
+  """(flat positions, update values) of the windows that are written, both
+  flat and in scatter order."""
+  positions, values = marked_positions(operand, indices, updates, dn, mode)
+  if mode != GatherScatterMode.CLIP:
+    keep = positions >= 0
     if not keep.all():
-      starts, values = starts[keep], values[keep]
-  return window_positions(shape, starts, window).reshape(-1), values.reshape(-1)
+      positions, values = positions[keep], values[keep]
+  return positions, values
 
 
 def _ufunc_impl(ufunc):

@@ -200,7 +200,7 @@ def emit_gather(step, fn):
   fn.lines += ["{ /* gather */"] + ["  " + s for s in lines] + ["}"]
 
 
-def _combine(name, dtype, old, new):
+def combine(name, dtype, old, new):
   """The scatter's update of ``old`` by ``new`` (stored values), as the impl
   computes it: half floats in float32, each result rounded to the type;
   complex products as NumPy's."""
@@ -261,7 +261,7 @@ def emit_scatter(step, fn):
     body.append(f"if (!({_in_bounds(shape, window, dn.scatter_dims_to_operand_dims)})) "
                 "continue;")
   body += _row_offsets(shape, batch_shape, [ustrides[a] for a in scatter_axes])
-  combined = _combine(eqn.primitive.name, dtype, f"{ys}[xo + j]", f"{us}[yo + j]")
+  combined = combine(eqn.primitive.name, dtype, f"{ys}[xo + j]", f"{us}[yo + j]")
   update = f"{ys}[xo + j] = {combined};"
   rows, per_row = _prod(batch_shape), _prod(window)
   # Owning threads each walk every row; worth it only for rows of some

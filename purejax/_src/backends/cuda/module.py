@@ -1,12 +1,12 @@
 """A plan's CUDA module: the source of all its groups' kernels (after the
 device prelude) and its steps in order: GroupKernels (fused groups,
-cumulative reductions), or steps run by the primitives' NumPy
-implementations (matrix products, control flow, sorts, gathers...; on the
-device arrays where those take CuPy's)."""
+cumulative reductions), ScatterKernels, or steps run by the primitives'
+NumPy implementations (matrix products, control flow, sorts, gathers...;
+on the device arrays where those take CuPy's)."""
 import numpy as np
 
 from purejax._src.backends.cpu.fusion import Group
-from purejax._src.backends.cuda import device_prelude, kernels, scans
+from purejax._src.backends.cuda import device_prelude, kernels, scans, scatters
 
 
 class HostNumpyStep:
@@ -40,7 +40,7 @@ class Module:
     self.plan, self.steps, self.source = plan, steps, source
 
   def describe(self):
-    return "\n".join(f"  step {i}: " + (s.describe() if type(s) is HostNumpyStep else
+    return "\n".join(f"  step {i}: " + (s.describe() if hasattr(s, "describe") else
                                         f"kernels {', '.join(f for f, _ in s.functions)}")
                      for i, s in enumerate(self.steps))
 
@@ -55,6 +55,10 @@ def generate(plan):
       steps.append(k)
     elif hasattr(step, "eqn") and step.eqn.primitive.name in scans.NAMES:
       k = scans.build(step.eqn, f"kernel_{len(sources) - 1}")
+      sources.append(k.source)
+      steps.append(k)
+    elif hasattr(step, "eqn") and hasattr(step, "inputs") and scatters.supported(step.eqn):
+      k = scatters.ScatterKernel(step, f"kernel_{len(sources) - 1}")
       sources.append(k.source)
       steps.append(k)
     elif hasattr(step, "eqn") and hasattr(step, "inputs"):   # a native step

@@ -21,6 +21,7 @@ from purejax._src.backends.cpu import fusion
 from purejax._src.backends.cuda import control_flow, emulation, gpu_runtime
 from purejax._src.backends.cuda import module as cuda_module
 from purejax._src.backends.cuda.kernels import UnsupportedOnGpu
+from purejax._src.backends.cuda.scatters import ScatterKernel
 from purejax._src.jaxpr import Literal
 
 
@@ -83,7 +84,7 @@ def compile_jaxpr(jaxpr, device=EMULATED):
     mod = cuda_module.generate(plan)
   except UnsupportedOnGpu as e:
     return _on_host(jaxpr, device, str(e))
-  kernels = device.module(mod) if any(hasattr(s, "launches") for s in mod.steps) else None
+  kernels = device.module(mod) if any(hasattr(s, "functions") for s in mod.steps) else None
   read = numpy_backend.read_vars(plan.jaxpr)
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
   loops = {id(s): control_flow.compile_step(s.eqn, device, compile_jaxpr)
@@ -92,7 +93,9 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   def run(*args):
     env = {v: device.to_device(a, v.aval.dtype) for v, a in zip(invars, args)}
     for step in mod.steps:
-      if type(step) is not cuda_module.HostNumpyStep:
+      if type(step) is ScatterKernel:
+        env[step.eqn.outvars[0]] = step.run(*_operands(step, env, device, True), kernels)
+      elif type(step) is not cuda_module.HostNumpyStep:
         _kernels(step, env, kernels, device)
       elif loops[id(step)] is not None:
         _loop(step, env, loops[id(step)], device)
@@ -154,8 +157,22 @@ def _host(step, env, read, device):
   arrays where the implementation takes CuPy's (``impl_on_gpu_arrays``:
   only NumPy functions that CuPy arrays dispatch to CuPy), else on host
   copies, its results copied back."""
-  eqn, native = step.eqn, step.native
+  eqn = step.eqn
   on_device = cuda_module.impl_on_device(eqn)
+  args = _operands(step, env, device, on_device)
+  impl = numpy_backend.jit_impl(eqn.primitive, numpy_backend.used_outputs(eqn, read))
+  out = impl(*args, **eqn.params)
+  outs = out if eqn.primitive.multiple_results else [out]
+  for var, val in zip(eqn.outvars, outs):
+    if val is not None:
+      env[var] = device.to_device(val, var.aval.dtype)
+
+
+def _operands(step, env, device, on_device):
+  """The operands of ``step``'s equation: the device's arrays
+  (``on_device``), else host copies; a native step's read through its
+  views (``native.read``) or made from a broadcast scalar (``fill``)."""
+  eqn, native = step.eqn, step.native
   fetch = (lambda b, dtype: b) if on_device else device.to_host
 
   def operand(v):
@@ -172,9 +189,4 @@ def _host(step, env, read, device):
       args.append(fetch(env[native.read(v)], v.aval.dtype).reshape(v.aval.shape))   # a view
     else:
       args.append(operand(v))
-  impl = numpy_backend.jit_impl(eqn.primitive, numpy_backend.used_outputs(eqn, read))
-  out = impl(*args, **eqn.params)
-  outs = out if eqn.primitive.multiple_results else [out]
-  for var, val in zip(eqn.outvars, outs):
-    if val is not None:
-      env[var] = device.to_device(val, var.aval.dtype)
+  return args
