@@ -66,6 +66,10 @@ FUNCTIONS = {
     "to complex64": lambda z: z.astype(jnp.complex64),
     "from its parts": lambda z: lax.complex(jnp.imag(z), jnp.real(z)),
 }
+# complex_inverse_c's ports of glibc's.
+INVERSE = {"arcsin": jnp.arcsin, "arccos": jnp.arccos, "arctan": jnp.arctan,
+           "arcsinh": jnp.arcsinh, "arccosh": jnp.arccosh, "arctanh": jnp.arctanh}
+FUNCTIONS.update(INVERSE)
 BINARY = {"add": lambda z, w: z + w, "sub": lambda z, w: z - w, "eq": lambda z, w: z == w,
           "ne": lambda z, w: z != w, "pow": lambda z, w: z ** w,
           "select": lambda z, w: jnp.where(jnp.real(z) > 0, z, w),
@@ -82,6 +86,43 @@ def test_complex_elementwise_matches_c_backend_bit_for_bit(dtype):
     c, g = run_both(lambda z, w: [f(z) for f in FUNCTIONS.values()]
                     + [f(z, w) for f in BINARY.values()], z, w)
   for name, a, b in zip(list(FUNCTIONS) + list(BINARY), c, g):
+    _bits_per_part(a, b, name)
+
+
+def _branch_operands(dtype):
+  """Every pair of parts on either side of the thresholds of glibc's
+  inverse functions (eps^2, eps / 8, eps, 1/2, 3/4, 1, 3/2, 1 / eps,
+  16 / eps; subnormal, huge and special parts), then random values near
+  the branch points +-1 and +-i."""
+  real = _parts(dtype)
+  fi = np.finfo(real)
+  eps = fi.eps
+  parts = [0, fi.smallest_subnormal * 3, fi.tiny, eps * eps / 4, eps * eps * 4, eps / 16,
+           eps / 4, eps, 0.25, 0.5, 0.625, 0.75, 0.875, 1, 1.25, 1.5, 1.75, 3, 1 / eps / 2,
+           2 / eps, 8 / eps, 32 / eps, fi.max / 2, fi.max, np.inf, np.nan]
+  parts = np.array(parts, real)
+  parts = np.concatenate([parts, np.nextafter(parts[1:-2], real(0)),
+                          np.nextafter(parts[1:-3], real(np.inf)), [real(1 + eps)]])
+  parts = np.concatenate([parts, -parts])
+  re, im = np.meshgrid(parts, parts)
+  rng = np.random.RandomState(3)
+  near = (1 + rng.randn(400) * 1e-3 * rng.choice([1, 1e-3, 1e-6], 400)).astype(real)
+  small = (rng.randn(400) * 10.0 ** rng.uniform(-12, 0, 400)).astype(real)
+  z = np.empty(re.size + 800, dtype)
+  z.real = np.concatenate([re.ravel(), near, small])
+  z.imag = np.concatenate([im.ravel(), small, near])
+  return z
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inverse_functions_match_c_backend_bit_for_bit(dtype):
+  """casin, cacos, catan, casinh, cacosh and catanh in every branch of
+  glibc's algorithms: glibc's bits."""
+  z = _branch_operands(dtype)
+  with config.override("jax_enable_x64", dtype == "complex128"):
+    c, g = run_both(lambda z: [f(z) for f in INVERSE.values()], z)
+  for name, a, b in zip(INVERSE, c, g):
+    assert a.dtype == b.dtype == np.dtype(dtype), name
     _bits_per_part(a, b, name)
 
 
@@ -108,7 +149,9 @@ def test_complex_functions_match_numpy(dtype):
   exact = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
            "tanh": np.tanh, "tan": np.tan, "expm1": np.expm1, "log1p": np.log1p,
            "exp2": np.exp2, "rsqrt": lambda z: 1 / np.sqrt(z),
-           "logistic": lambda z: 1 / (1 + np.exp(-z)), "abs": np.abs}
+           "logistic": lambda z: 1 / (1 + np.exp(-z)), "abs": np.abs,
+           "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan,
+           "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh}
   with config.override("jax_enable_x64", dtype == "complex128"):
     _, g = run_both(lambda z, w: [FUNCTIONS[n](z) for n in exact] + [z ** w, z * w / (w - z)],
                     z, w)
@@ -164,9 +207,12 @@ def test_jitted_complex_code_runs_on_the_device():
 
 
 def test_what_has_no_cuda_code_runs_on_the_host_with_a_warning(monkeypatch):
-  """Complex functions with no device code yet (the inverse trigonometric
-  and hyperbolic ones) are a clear error naming the function, and the
-  runner runs such a jaxpr on the host, saying so once."""
+  """An operation with no device code (no complex function is left: the
+  test takes asinh's away) is a clear error naming it, and the runner
+  runs such a jaxpr on the host, saying so once."""
+  supported = codegen_ops.cuda_supported
+  monkeypatch.setattr(codegen_ops, "cuda_supported",
+                      lambda name, ins, out: name != "asinh" and supported(name, ins, out))
   z = np.array([1 + 1j, -2j, 0.5, 3], np.complex64)
   jaxpr, _ = trace(lambda z: [jnp.arcsinh(z) * 2], z)
   with pytest.raises(kernels.UnsupportedOnGpu, match="asinh on complex64 is unsupported"):
@@ -179,12 +225,26 @@ def test_what_has_no_cuda_code_runs_on_the_host_with_a_warning(monkeypatch):
   np.testing.assert_allclose(run(z)[0], np.arcsinh(z.astype(np.complex128)) * 2, rtol=1e-6)
 
 
-def test_complex_max_fused_with_a_sum_is_unsupported_on_the_gpu():
-  """XLA's complex max is folded by one thread per output; a group also
-  summing in the GPU's partition has no kernel (yet): a clear error."""
-  jaxpr, _ = trace(lambda z: [z.sum(1), z.max(1)], np.ones((3, 8), np.complex64))
-  with pytest.raises(kernels.UnsupportedOnGpu, match="complex max or min fused with"):
-    cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_complex_max_fused_with_a_sum_runs_in_two_passes(dtype):
+  """XLA's complex max is folded by one thread per output, a float sum in
+  the GPU's partition: a group with both is two pairs of kernels over its
+  values, the second storing only the extrema (the C backend's bits)."""
+  rng = np.random.RandomState(6)
+  z = (rng.randn(3, 8) + 1j * rng.randn(3, 8)).astype(dtype)
+  z[1, 2] = np.nan
+  z[2, 4] = complex(1, np.nan)
+  f = lambda z: [(z * 2).sum(1), (z * 2).max(1), (z - 1).min(1), jnp.abs(z).sum(1), z * 3]
+  jaxpr, _ = trace(f, z)
+  mod = cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+  names = [name for s in mod.steps if hasattr(s, "functions") for name, _ in s.functions]
+  assert any(name.endswith("_seq_part") for name in names), names
+  with config.override("jax_enable_x64", dtype == "complex128"):
+    c, g = run_both(f, z)
+  # complex sums fold in the GPU's partition (close, as in test_complex_reductions)
+  np.testing.assert_allclose(g[0], c[0], rtol=1e-6 if dtype == "complex64" else 1e-14)
+  for i, (a, b) in enumerate(zip(c[1:], g[1:]), start=1):
+    _bits_per_part(a, b, f"output {i}")
 
 
 def test_expressions_are_spelled_for_both_compilers():
@@ -196,6 +256,8 @@ def test_expressions_are_spelled_for_both_compilers():
   text = codegen_ops.for_cuda(f"float _Complex a = cexpf({expr}); double _Complex b = cpow(b, b);")
   assert text.startswith("pj_c64 a = pj_c99_cexpf(PJ_COMPLEX(")
   assert "pj_c128 b = pj_c99_cpow(b, b)" in text
-  assert not codegen_ops.cuda_supported("asin", [np.complex64], np.complex64)
+  assert codegen_ops.for_cuda("catanhf(a) + cacos(b)") == "pj_c99_catanhf(a) + pj_c99_cacos(b)"
+  for name in codegen_ops._COMPLEX_MATH:   # every complex function has device code
+    assert codegen_ops.cuda_supported(name, [np.complex64], np.complex64), name
   assert codegen_ops.cuda_supported("asin", [np.float32], np.float32)
   assert codegen_ops.cuda_supported("expm1", [np.complex128], np.complex128)

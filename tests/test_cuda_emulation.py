@@ -336,7 +336,8 @@ def _complex_sources():
             jnp.exp(z), jnp.log(z), jnp.sqrt(z), jnp.sin(z), jnp.cos(z), jnp.tan(z),
             jnp.tanh(z), z ** w, lax.integer_pow(z, -3), jnp.expm1(z), jnp.log1p(z),
             jnp.exp2(z), jnp.sign(z), lax.rsqrt(z), lax.logistic(z), z.sum(1), z.prod(0),
-            jnp.cumsum(z, 1), jnp.cumprod(z, 0), lax.cummax(z, 1)]
+            jnp.cumsum(z, 1), jnp.cumprod(z, 0), lax.cummax(z, 1), jnp.arcsin(z),
+            jnp.arccos(z), jnp.arctan(z), jnp.arcsinh(z), jnp.arccosh(z), jnp.arctanh(z)]
 
   def extrema(z, w):   # (not fused with sums: a thread per output)
     return [(w * 2).max(0), z.min(1)]

@@ -82,9 +82,16 @@ PROGRAMS = {
                              jnp.sin(z) + jnp.cos(z), jnp.tanh(z), jnp.tan(z), z ** (z * 0.5),
                              jnp.expm1(z), jnp.log1p(z), jnp.exp2(z), jnp.sign(z), lax.rsqrt(z),
                              lax.logistic(z), jnp.abs(z), z.sum(0), z.prod(1), jnp.cumsum(z, 1),
-                             lax.cummin(z, 0), z == z.conj(), jnp.real(z).astype(np.int32)],
+                             lax.cummin(z, 0), z == z.conj(), jnp.real(z).astype(np.int32),
+                             jnp.arcsin(z), jnp.arccos(z), jnp.arctan(z), jnp.arcsinh(z),
+                             jnp.arccosh(z), jnp.arctanh(z)],
                   F32 + 1j * F32[::-1]),
     "complex extrema": (lambda z: [z.max(1), (z * 2).min(0)], (F32 - 1j * F32).astype(np.complex64)),
+    "scatters": (lambda x: [x.at[jnp.array([1, 1, 7])].add(1.0),
+                            x.at[jnp.array([0, 3])].max(x[:2] * 2, mode="drop"),
+                            x.astype(jnp.bfloat16).at[jnp.array([2])].mul(3.0),
+                            (x + 1j * x).astype(np.complex64).at[jnp.array([4, 4])].min(1j)],
+                 F32),
     "cumulative reductions": (lambda x: [lax.cumsum(x, 1, reverse=True), lax.cumlogsumexp(x, 0),
                                          lax.cummax(x.astype(jnp.bfloat16), 1),
                                          lax.cumprod(x.astype(np.int8), 0),
@@ -125,7 +132,9 @@ def test_complex128_modules_compile_with_nvrtc():
     z = (F32 + 1j * F32[::-1]).astype(np.complex128)
     source = _source(lambda z: [z * z / (z - 1), jnp.exp(z) ** z, jnp.log(z).sum(0),
                                 jnp.tan(z), jnp.cumprod(z, 1), z.astype(np.complex64),
-                                jnp.sqrt(z).max(1)], z)
+                                jnp.sqrt(z).max(1), jnp.arcsin(z), jnp.arccos(z),
+                                jnp.arctan(z), jnp.arcsinh(z), jnp.arccosh(z),
+                                jnp.arctanh(z)], z)
   assert "pj_c128" in source
   result, log = nvrtc_compile(source)
   assert result == 0, log[-3000:]

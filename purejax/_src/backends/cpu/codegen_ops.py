@@ -14,7 +14,7 @@ NumPy within 2 ulp).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import complex_c, special_c
+from purejax._src.backends.cpu import complex_c, complex_inverse_c, special_c
 
 _CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -660,7 +660,8 @@ CUDA_FUNCTIONS = {
     "__builtin_fmaf": "fmaf", "__builtin_rintf": "rintf",
     "pj_lgammaf": "lgammaf", "pj_lgamma": "lgamma",   # thread-safe on the device
 }
-CUDA_FUNCTIONS.update({f"{name}{s}": f"pj_c99_{name}{s}" for name in complex_c.ON_DEVICE
+CUDA_FUNCTIONS.update({f"{name}{s}": f"pj_c99_{name}{s}"
+                       for name in complex_c.ON_DEVICE + complex_inverse_c.ON_DEVICE
                        for s in ("f", "")})
 CUDA_TYPES = {"float _Complex": "pj_c64", "double _Complex": "pj_c128"}
 _CUDA_NAME = None
@@ -681,6 +682,7 @@ def for_cuda(text):
 
 def cuda_supported(name, ins, out):
   """Whether the CUDA kernels compute primitive ``name`` on these dtypes
-  (given that C does): all but the complex functions with no device code."""
+  (given that C does): all but complex functions with no device code
+  (every C library function the table calls has a port now)."""
   function = _COMPLEX_MATH.get(name, "") if any(dtype_kind(d) == "c" for d in ins) else ""
   return not function.startswith("c") or function in CUDA_FUNCTIONS

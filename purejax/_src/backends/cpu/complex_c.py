@@ -14,7 +14,8 @@ glibc's complex functions (cexp, clog, csqrt...), while CUDA, which has no
 <complex.h>, takes ``ANNEX_G``: those functions as glibc computes them
 (C99 Annex G's special values; the same scalings, branches and real
 functions, so that where the device's real functions are glibc's, as in
-the emulation, the results are glibc's bits).  ``expand`` writes a
+the emulation, the results are glibc's bits; the inverse trigonometric
+and hyperbolic ones are ``complex_inverse_c``'s).  ``expand`` writes a
 template out for float (suffix ``f``) and double.
 """
 import re
@@ -393,6 +394,6 @@ static T _Complex pj_c99_cpow@(T _Complex a, T _Complex b) {
 }
 """)
 
-# The C library's complex functions ANNEX_G defines (the others have no
-# device code yet).
+# The C library's complex functions ANNEX_G defines (complex_inverse_c
+# defines the others).
 ON_DEVICE = ("cexp", "clog", "csqrt", "csin", "ccos", "ctanh", "ctan", "cpow")

@@ -37,12 +37,13 @@ Design:
   ``solver``: cuSOLVER and cuBLAS by CuPy's bindings, lax.lapack's
   interface), else on host copies;
   ``control_flow`` runs scan/while/cond bodies' GPU code from a host loop.
-  A plan with no CUDA kernel for some group (a complex function with no
-  device code yet) runs on the host, warned.
+  A plan with no CUDA kernel for some group (a reduction with no device
+  code) runs on the host, warned.
 - complex64/complex128 values are the device prelude's structs, in the
   expression table's neutral spelling (``cpu.complex_c``: PJ_COMPLEX,
   PJ_REAL, PJ_IMAG), and the C library's complex functions (cexp, clog,
-  csqrt...) ``complex_c``'s ports of glibc's (its bits in emulation).
+  csqrt...) ``complex_c``'s and ``complex_inverse_c``'s ports of
+  glibc's (its bits in emulation).
 - ``gpu_runtime`` is the one module that finds CuPy: devices, transfers,
   modules compiled by NVRTC (``--fmad=false``: no FMA contraction, as the
   C backend; CuPy caches the compiled code on disk) and kernel launches.

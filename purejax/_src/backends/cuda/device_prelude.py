@@ -3,10 +3,12 @@ under NVRTC, nvcc or (emulation) the system C++ compiler, and the C
 backend's portable helpers (``cpu.prelude.PORTABLE``) and special functions
 (``cpu.special_c``: digamma, the incomplete gamma and beta functions...)
 and complex helpers (``cpu.complex_c``, with its versions of the C
-library's complex functions) as device functions and device tables."""
+library's complex functions, and ``cpu.complex_inverse_c``'s inverse
+trigonometric and hyperbolic ones) as device functions and device tables."""
 import re
 
-from purejax._src.backends.cpu import codegen_ops, complex_c, prelude, special_c
+from purejax._src.backends.cpu import (codegen_ops, complex_c, complex_inverse_c, prelude,
+                                      special_c)
 
 # The header alone: what a hand-written kernel needs (cuda/solver.py).
 HEADER = r"""/* purejax CUDA module */
@@ -92,4 +94,5 @@ def device_functions(c_source):
 
 
 PRELUDE = HEADER + _COMPLEX + device_functions(
-    prelude.PORTABLE + special_c.SOURCE + complex_c.BASIC + complex_c.ANNEX_G + complex_c.DERIVED)
+    prelude.PORTABLE + special_c.SOURCE + complex_c.BASIC + complex_c.ANNEX_G
+    + complex_inverse_c.SOURCE + complex_c.DERIVED)

@@ -88,7 +88,7 @@ class _Reduction:
   merge operator), the statements folding value ``val`` in, merging two
   scratch slots, and the final store."""
 
-  def __init__(self, eqn, out, val, first_scratch, lanes):
+  def __init__(self, eqn, out, val, lanes):
     self.eqn, self.out, self.val = eqn, out, val
     name, x = eqn.primitive.name, eqn.invars[0].aval.dtype
     self.arg = name in ("argmax", "argmin")
@@ -105,11 +105,16 @@ class _Reduction:
     # with NaNs): each output folded by one thread, in order.
     self.sequential = not self.arg and None in self.reducer.tree
     self.order_dependent = name in ("reduce_sum", "reduce_prod") and np.dtype(x).kind in "fc"
-    self.scratch = list(range(first_scratch, first_scratch + len(self.accs)))
-    self.names = [f"a{k}" for k in self.scratch]
     # Whether each lane folds float32 runs first (``lanes``: the layout's).
     self.runs = (name == "reduce_sum" and np.dtype(x) in reduction_order.ORDERED_DTYPES
                  and reduction_order.folds_runs(x, "+", lanes))
+
+  def place(self, first_scratch):
+    """Puts the accumulators in scratch buffers ``first_scratch``, ...;
+    returns the next free one."""
+    self.scratch = list(range(first_scratch, first_scratch + len(self.accs)))
+    self.names = [f"a{k}" for k in self.scratch]
+    return first_scratch + len(self.accs)
 
   def folds(self, at):
     e, x = self.eqn, self.eqn.invars[0].aval.dtype
@@ -144,6 +149,13 @@ class _Reduction:
     return f"{out}[m] = {codegen_ops.store(value, x)};"
 
 
+def _place(reductions):
+  """Numbers the reductions' scratch buffers from 0, in order."""
+  k = 0
+  for r in reductions:
+    k = r.place(k)
+
+
 class _Builder(KernelValues):
 
   def _apply(self, eqn, idx):
@@ -166,17 +178,27 @@ class _Builder(KernelValues):
         val = self.value(v, ident)
         stores.append((self._out(v), self.ix(flatten(ident, shape)),
                        codegen_ops.store(val, v.aval.dtype)))
-    reductions, nscratch = [], 0
     lanes = reduction_order.layout(self.sizes, g.axes)[1] if g.axes is not None else 1
-    for e in g.reductions:
-      if e.outvars[0] in g.outputs:
-        r = _Reduction(e, e.outvars[0], self.value(e.invars[0], ident), nscratch, lanes)
-        reductions.append(r)
-        nscratch += len(r.accs)
+    reductions = [_Reduction(e, e.outvars[0], self.value(e.invars[0], ident), lanes)
+                  for e in g.reductions if e.outvars[0] in g.outputs]
     body = self.body + [f"{o}[{w}] = {v};" for o, w, v in stores]
     if g.axes is None:
       return self._map(body)
-    return self._reduce(body, reductions)
+    stored = list(range(len(self.outputs)))
+    sequential = [r for r in reductions if r.sequential]
+    if not sequential or not any(r.order_dependent for r in reductions):
+      _place(reductions)
+      return self._reduce(body, reductions, self.name, stored)
+    # A complex max/min folds each output in one thread, in order, and a
+    # float sum or product in reduction_order's partition: two passes over
+    # the group's values, the second storing only its reductions.
+    ordered = [r for r in reductions if not r.sequential]
+    _place(ordered + sequential)
+    first = self._reduce(body, ordered, self.name, stored)
+    second = self._reduce(self.body, sequential, self.name + "_seq", [])
+    return GroupKernels(list(self.inputs), list(self.outputs), first.scratch + second.scratch,
+                        first.functions + second.functions, first.source + second.source,
+                        first.launches + second.launches)
 
   def _params(self, outputs, scratch_types=()):
     params = [f"const {codegen_ops.storage_ctype(v.aval.dtype)}* __restrict__ p{i}"
@@ -208,15 +230,14 @@ class _Builder(KernelValues):
 
   def _layout(self, reductions, n):
     """(elements per block, lanes): reduction_order's, or one of each (a
-    thread folds each output in order) for a reduction with no merge."""
+    thread folds each output in order) for reductions with no merge."""
     if not any(r.sequential for r in reductions):
       return reduction_order.layout(self.sizes, self.group.axes)
-    if any(r.order_dependent for r in reductions):
-      raise UnsupportedOnGpu("a complex max or min fused with a float sum or product is "
-                             "unsupported on the GPU backend")
     return max(1, n), 1
 
-  def _reduce(self, body, reductions):
+  def _reduce(self, body, reductions, name, stored):
+    """The kernels ``name``_part and ``name``_final computing
+    ``reductions`` (and, in the first, the outputs ``stored``)."""
     axes = self.group.axes
     big = [d for d, n in enumerate(self.sizes) if n > 1]
     kept_runs = self._runs([d for d in big if d not in axes], "j")
@@ -231,7 +252,6 @@ class _Builder(KernelValues):
     per_output = nb * lanes
     parts = m_total * per_output
     scratch_types = [(k, ct) for r in reductions for k, (ct, _, _) in zip(r.scratch, r.accs)]
-    stored = list(range(len(self.outputs)))
 
     lines = [grid_stride("t", parts)]
     inner = [f"const int64_t m = t / {per_output}, b = (t / {lanes}) % {nb}, "
@@ -253,12 +273,13 @@ class _Builder(KernelValues):
     inner += flush
     inner += [f"s{k}[t] = {nm};" for r in reductions for k, nm in zip(r.scratch, r.names)]
     lines += ["  " + s for s in inner] + ["}"]
-    part = f"{self.name}_part"
+    part = f"{name}_part"
     part_params = self._params(stored, scratch_types)
     source = self._function(part, part_params, lines, nest)
 
+    first_out = len(self.outputs)
     outs = [self._out(r.out) for r in reductions]
-    red_outputs = list(range(len(stored), len(self.outputs)))
+    red_outputs = list(range(first_out, len(self.outputs)))
     final_params = ([f"{ct}* __restrict__ s{k}" for k, ct in scratch_types]
                     + [f"{codegen_ops.storage_ctype(r.out.aval.dtype)}* __restrict__ {o}"
                        for r, o in zip(reductions, outs)])
@@ -276,7 +297,7 @@ class _Builder(KernelValues):
       lines += ["      " + s for s in merge(f"base + b * {lanes}", f"base + (b + w) * {lanes}")]
       lines += ["    }", "  }"]
     lines += ["  " + r.final(o, "base") for r, o in zip(reductions, outs)] + ["}"]
-    final = f"{self.name}_final"
+    final = f"{name}_final"
     source += self._function(final, final_params, lines, nest)
 
     scratch = [(np.dtype(SCRATCH_DTYPES[ct]), parts) for _, ct in scratch_types]
