@@ -81,6 +81,9 @@ class FakeSolverLibraries:
       orgqr = ("ungqr" if p in "cz" else "orgqr")
       self._add(self.cusolver, p + orgqr, self._orgqr, p)
       self._add(self.cublas, p + "trsm", self._trsm, p)
+      self._add(self.cusolver, p + "potrfBatched", self._batched(self._potrf, p + "potrf"), p)
+      self._add(self.cublas, p + "getrfBatched", self._batched(self._getrf, p + "getrf"), p)
+      self._add(self.cublas, p + "trsmBatched", self._batched(self._trsm, p + "trsm"), p)
 
   def _add(self, lib, name, method, p):
     routine, size = method(p, name)
@@ -93,6 +96,30 @@ class FakeSolverLibraries:
     if size is not None:
       setattr(lib, name + "_bufferSize",
               lambda handle, *args: size(*args) if handle == CUSOLVER_HANDLE else None)
+
+  def _batched(self, method, name):
+    """The batched routine of ``name``: the same arguments, matrices given
+    by device arrays of their addresses, an info (getrf: pivots too) per
+    matrix, the batch size last; the routine run on each matrix."""
+    single, _ = method(name[0], name)
+
+    def addresses(ptr, count):
+      return np.ctypeslib.as_array((ctypes.c_uint64 * count).from_address(ptr)).tolist()
+
+    def potrf(uplo, n, a_array, lda, info, count):
+      for i, a in enumerate(addresses(a_array, count)):
+        f = _Args()
+        _fortran(name, f.char(self._fill(uplo)), f.int(n), a, f.int(lda), info + 4 * i)
+
+    def getrf(n, a_array, lda, pivots, info, count):
+      for i, a in enumerate(addresses(a_array, count)):
+        single(n, n, a, lda, 1, pivots + 4 * n * i, info + 4 * i)
+
+    def trsm(side, uplo, trans, diag, m, n, alpha, a_array, lda, b_array, ldb, count):
+      for a, b in zip(addresses(a_array, count), addresses(b_array, count)):
+        single(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb)
+    routine = {"potrf": potrf, "getrf": getrf, "trsm": trsm}[name[1:]]
+    return lambda p, batched_name: (routine, None)
 
   @staticmethod
   def _fill(uplo):

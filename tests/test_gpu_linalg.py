@@ -62,31 +62,45 @@ def _h(a):
   return np.conj(np.swapaxes(a, -1, -2))
 
 
+def _batched(name, batch, n):
+  """The routine a batch of matrices of n rows goes to: the batched one
+  for several small matrices (solver.BATCHED_MAX), else one per matrix."""
+  return name + "Batched" if len(batch) and np.prod(batch) > 1 and n <= 128 else name
+
+
 @needs_cc
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_cholesky_on_the_device_with_nan_for_failures(gpu, dtype):
+@pytest.mark.parametrize("batch,n", [((3,), 6), ((), 6), ((3,), 130)])
+def test_cholesky_on_the_device_with_nan_for_failures(gpu, dtype, batch, n):
   p = "sdcz"[DTYPES.index(dtype)]
   rng = np.random.RandomState(1)
-  a = _random(rng, (3, 6, 6), dtype)
-  spd = a @ _h(a) + 6 * np.eye(6)
-  spd[1] = -spd[1]   # not positive definite: NaN
+  a = _random(rng, batch + (n, n), dtype)
+  spd = a @ _h(a) + n * np.eye(n)
+  if batch:
+    spd[1] = -spd[1]   # not positive definite: NaN
   spd = spd.astype(dtype)
   with _x64(dtype):
-    (low,) = _run(gpu, lax.linalg.cholesky, spd, routines=[p + "potrf"])
+    (low,) = _run(gpu, lax.linalg.cholesky, spd, routines=[_batched(p + "potrf", batch, n)])
   assert low.dtype == dtype
-  want = np.linalg.cholesky(spd[[0, 2]].astype(np.complex128))
-  np.testing.assert_allclose(low[[0, 2]], want, rtol=_tolerance(dtype), atol=_tolerance(dtype))
-  assert np.isnan(low[1][np.tril_indices(6)]).all()
+  good = [0, 2] if batch else Ellipsis
+  want = np.linalg.cholesky(spd[good].astype(np.complex128))
+  tol = _tolerance(dtype) * (10 if n > 100 else 1)
+  np.testing.assert_allclose(low[good], want, rtol=tol, atol=tol)
+  if batch:
+    assert np.isnan(low[1][np.tril_indices(n)]).all()
+    assert (np.triu(low[0], 1) == 0).all()
 
 
 @needs_cc
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(2, 5, 5), (4, 6), (6, 3)])
+@pytest.mark.parametrize("shape", [(2, 5, 5), (4, 6), (6, 3), (5, 5), (2, 3, 4)])
 def test_lu_and_its_permutation_on_the_device(gpu, dtype, shape):
   p = "sdcz"[DTYPES.index(dtype)]
   a = _random(np.random.RandomState(2), shape, dtype)
+  square = shape[-1] == shape[-2]
   with _x64(dtype):
-    lu, pivots, perm = _run(gpu, lax.linalg.lu, a, routines=[p + "getrf"])
+    lu, pivots, perm = _run(gpu, lax.linalg.lu, a, routines=[
+        _batched(p + "getrf", shape[:-2] if square else (), shape[-1])])
   m, n = shape[-2:]
   k = min(m, n)
   low = np.tril(lu[..., :, :k], -1) + np.eye(m, k)
@@ -137,16 +151,17 @@ def test_pivots_to_permutation_as_jax():
 @pytest.mark.parametrize("left_side", [True, False])
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("op", ["N", "T", "C", "conj"])
-def test_triangular_solves_on_the_device(gpu, dtype, left_side, lower, op):
+@pytest.mark.parametrize("batch", [(2,), ()])
+def test_triangular_solves_on_the_device(gpu, dtype, left_side, lower, op, batch):
   p = "sdcz"[DTYPES.index(dtype)]
   rng = np.random.RandomState(3)
-  a = _random(rng, (2, 4, 4), dtype) + 4 * np.eye(4, dtype=dtype)
-  b = _random(rng, (2, 4, 3) if left_side else (2, 3, 4), dtype)
+  a = _random(rng, batch + (4, 4), dtype) + 4 * np.eye(4, dtype=dtype)
+  b = _random(rng, batch + ((4, 3) if left_side else (3, 4)), dtype)
   params = dict(left_side=left_side, lower=lower, transpose_a=op in "TC",
                 conjugate_a=op in ("C", "conj"), unit_diagonal=op == "T")
   with _x64(dtype):
     (x,) = _run(gpu, lambda a, b: lax.linalg.triangular_solve(a, b, **params), a, b,
-                routines=[p + "trsm"])
+                routines=[_batched(p + "trsm", batch, 4)])
   tri = (np.tril if lower else np.triu)(a.astype(np.complex128))
   if params["unit_diagonal"]:
     tri[..., np.arange(4), np.arange(4)] = 1

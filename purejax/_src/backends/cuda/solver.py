@@ -15,8 +15,11 @@ made on the device, as the CPU's LAPACK calls do.  cuSOLVER's gesvd takes
 only matrices with at least as many rows as columns: a wider matrix's
 buffer is its (taller) transpose, whose factors are the matrix's swapped.
 
-A batch is one call per matrix.  The pivots' permutation is a small CUDA
-kernel (a thread per matrix).  lax.linalg's other primitives (eig, schur,
+A batch of small matrices (at most ``BATCHED_MAX`` rows) is one call of
+the libraries' batched routines (potrfBatched, cuBLAS's getrfBatched and
+trsmBatched, which take device arrays of the matrices' addresses), as
+JAX's GPU backend does; otherwise it is one call per matrix.  The pivots'
+permutation is a small CUDA kernel (a thread per matrix).  lax.linalg's other primitives (eig, schur,
 hessenberg, tridiagonal, tridiagonal_solve, pivoted qr) run on host copies.
 """
 import contextlib
@@ -30,6 +33,9 @@ from purejax._src.lax import lapack
 
 _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+# Batches of matrices of at most this many rows go to the batched routines
+# (one launch for the batch; made for small matrices).
+BATCHED_MAX = 128
 
 
 class _Call:
@@ -52,6 +58,19 @@ class _Call:
   @property
   def handle(self):
     return self.cp.cuda.device.get_cusolver_handle()
+
+  @property
+  def blas_handle(self):
+    return self.cp.cuda.device.get_cublas_handle()
+
+  def batched(self, lib, name):
+    return getattr(lib, self.prefix + name + "Batched")
+
+  def addresses(self, a):
+    """A device array of the addresses of a's matrices (a contiguous
+    (count, ...) array), for the batched routines."""
+    step = a.strides[0]
+    return self.cp.arange(a.data.ptr, a.data.ptr + step * a.shape[0], step, dtype=np.uint64)
 
   def workspace(self, size):
     return self.cp.empty(max(1, int(size)), self.work)
@@ -110,8 +129,11 @@ def potrf(x):
     # x's lower factor L (for complex x too: U^H U = conj(x) there).
     t = x.reshape((count, n, n)).astype(c.work, order="C", copy=True)
     info = c.cp.zeros((count,), np.int32)
-    if n and count:
-      upper = c.blas.CUBLAS_FILL_MODE_UPPER
+    upper = c.blas.CUBLAS_FILL_MODE_UPPER
+    if n and 1 < count and n <= BATCHED_MAX:
+      pt = c.addresses(t)
+      c.batched(c.solver, "potrf")(c.handle, upper, n, pt.data.ptr, n, info.data.ptr, count)
+    elif n and count:
       h = c.handle
       size = getattr(c.solver, c.prefix + "potrf_bufferSize")(h, upper, n, t.data.ptr, n)
       ws = c.workspace(size)
@@ -132,8 +154,13 @@ def getrf(x):
   with _on(x):
     t = _columns(x, c.work)
     pivots = c.cp.zeros((count, k), np.int32)
-    if k and count:
-      info = c.cp.zeros((count,), np.int32)
+    info = c.cp.zeros((count,), np.int32)
+    if k and 1 < count and m == n <= BATCHED_MAX:
+      pt = c.addresses(t)
+      c.batched(c.blas, "getrf")(c.blas_handle, n, pt.data.ptr, n, pivots.data.ptr,
+                                 info.data.ptr, count)
+      pivots = pivots - 1
+    elif k and count:
       h = c.handle
       size = getattr(c.solver, c.prefix + "getrf_bufferSize")(h, m, n, t.data.ptr, m)
       ws = c.workspace(size)
@@ -226,10 +253,15 @@ def trsm(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
       uplo = c.blas.CUBLAS_FILL_MODE_UPPER if lower else c.blas.CUBLAS_FILL_MODE_LOWER
       diag = c.blas.CUBLAS_DIAG_UNIT if unit_diagonal else c.blas.CUBLAS_DIAG_NON_UNIT
       one = np.ones(1, c.work)   # alpha, read from the host
-      h = c.cp.cuda.device.get_cublas_handle()
-      trsm_ = c.routine("trsm")
-      for pa, pb in zip(_pointers(ac), _pointers(bc)):
-        trsm_(h, side, uplo, trans, diag, n, m, one.ctypes.data, pa, k, pb, n)
+      h = c.blas_handle
+      if 1 < count and k <= BATCHED_MAX:
+        pa, pb = c.addresses(ac), c.addresses(bc)   # (held until the call is made)
+        c.batched(c.blas, "trsm")(h, side, uplo, trans, diag, n, m, one.ctypes.data,
+                                  pa.data.ptr, k, pb.data.ptr, n, count)
+      else:
+        trsm_ = c.routine("trsm")
+        for pa, pb in zip(_pointers(ac), _pointers(bc)):
+          trsm_(h, side, uplo, trans, diag, n, m, one.ctypes.data, pa, k, pb, n)
     return bc.astype(b.dtype, copy=False).reshape(b.shape)
 
 
