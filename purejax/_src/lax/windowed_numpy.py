@@ -111,10 +111,11 @@ def _fast_extremum(x, np_op, *, window_dimensions, window_strides, padding, base
                    window_dilation):
   """max/min pooling folded with NumPy's maximum/minimum, which may return
   either zero of a (-0.0, +0.0) tie; None (use the exact fold) when the
-  result holds a zero that a signed-zero tie may have got wrong."""
+  result holds a zero that a signed-zero tie may have got wrong, and on a
+  GPU's arrays (whose values that test would read back to the host)."""
   out_shape = reduce_window_shape_tuple(x.shape, window_dimensions, window_strides, padding,
                                         base_dilation, window_dilation)
-  if not all(out_shape):
+  if not all(out_shape) or array_namespace.of(x) is not np:
     return None
   identity = _lowest(x.dtype) if np_op is np.maximum else _highest(x.dtype)
   base = _base(x, identity, padding, base_dilation)
@@ -137,17 +138,25 @@ def _selected(base, slices, select_prim, never=None):
   Without NaNs that is the first element equal to the window's max (min),
   found with whole-array NumPy ops; with NaNs XLA's sequential fold is
   followed literally (None for the caller's own).  Windows whose extremum
-  equals ``never`` pick nothing."""
+  equals ``never`` pick nothing.  On a GPU's arrays, whose NaNs would be
+  looked for on the host, the sequential fold always (the same picks
+  without NaNs: the first of equal values stays), or None with ``never``."""
   xp = array_namespace.of(base)
-  extremum = np.maximum if select_prim is ge_p else np.minimum
-  best = base[slices[0]].copy()
-  for sl in slices[1:]:
-    extremum(best, base[sl], out=best)
-  if dtypes.issubdtype(best.dtype, np.inexact) and np.isnan(best).any():   # halves too
+  inexact = dtypes.issubdtype(base.dtype, np.inexact)
+  if xp is not np and inexact and never is not None:
+    return None
+  sequential = inexact and xp is not np
+  if not sequential:
+    extremum = np.maximum if select_prim is ge_p else np.minimum
+    best = base[slices[0]].copy()
+    for sl in slices[1:]:
+      extremum(best, base[sl], out=best)
+    sequential = inexact and np.isnan(best).any()   # halves too
+  if sequential:
     if never is not None:
       return None
-    pick = xp.zeros(best.shape, np.int32)
     best = base[slices[0]]
+    pick = xp.zeros(best.shape, np.int32)
     with np.errstate(invalid="ignore"):
       for j, sl in enumerate(slices[1:], start=1):
         keep = select_prim.impl(best, base[sl])
