@@ -190,15 +190,16 @@ def test_matrix_products_and_layout_steps_run_on_the_device(gpu):
 
 @needs_cc
 def test_sorts_on_the_device(gpu):
-  """Sorts run on the device (CuPy's stable sort of the keys XLA's total
-  order gives: -0.0 with 0.0, NaNs last; several keys by one stable sort
-  per key, the least significant first), as on the CPU."""
+  """Sorts and top_k run on the device (CuPy's stable sort of the keys
+  XLA's total order gives: -0.0 with 0.0, NaNs last; several keys by one
+  stable sort per key, the least significant first), as on the CPU."""
   a = np.random.RandomState(2).randn(6, 50).astype(np.float32)
   a[0, :5] = [np.nan, -0.0, 0.0, -np.inf, np.nan]
   b = np.random.RandomState(3).randint(0, 4, (6, 50)).astype(np.int32)
   f = jax.jit(lambda x, k: (jnp.sort(x * 2, axis=1), jnp.argsort(x, axis=0, stable=True),
                             lax.sort((k, x), num_keys=2),
-                            lax.sort((k % 2, x, k, x * 3), num_keys=3)))
+                            lax.sort((k % 2, x, k, x * 3), num_keys=3),
+                            lax.top_k(x, 7), lax.top_k(k, 3), lax.top_k(x.T, 2)))
   want = f(a, b)
   x, k = jax.device_put(a, jax.devices()[0]), jax.device_put(b, jax.devices()[0])
   before = _counts(gpu)
@@ -239,6 +240,47 @@ def test_scatters_run_on_the_device_in_scatter_order(gpu):
   assert before is None or gpu.host_copies[before:] == []
   for g, w in zip(got, want):
     assert g.device == dev
+    assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
+@needs_cc
+def test_slices_at_traced_positions_stay_on_the_device(gpu):
+  """dynamic_slice and dynamic_update_slice (``x[i]``, ``.at[i].set`` with
+  a traced i, in a loop too) are kernels reading their starts on the
+  device: nothing reaches the host."""
+  a = np.random.RandomState(6).randn(6, 5).astype(np.float32)
+
+  def f(x, i):
+    def body(k, acc):
+      return acc.at[k].set(acc[k - 1] * 2 + x[(i + k) % 6])
+    return x[i], x.at[i + 1].set(-1.0), lax.dynamic_slice(x, (i, i), (2, 3)), \
+        lax.fori_loop(1, 6, body, jnp.zeros_like(x))
+
+  with config.override("purejax_backend", "cpu"):
+    want = jax.jit(f)(a, np.int32(2))
+  x, i = jax.device_put(a, jax.devices()[0]), jax.device_put(np.int32(2), jax.devices()[0])
+  before = _counts(gpu)
+  got = jax.jit(f)(x, i)
+  assert before is None or _counts(gpu)[1] == before[1]
+  for g, w in zip(got, want):
+    assert g.device == jax.devices()[0]
+    assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
+@needs_cc
+def test_reduce_precision_and_barriers_on_the_device(gpu):
+  a = np.random.RandomState(7).randn(50).astype(np.float32) * 1e3
+  a[:4] = [np.nan, np.inf, -0.0, 1e-30]
+  f = jax.jit(lambda x: (lax.reduce_precision(x, 5, 10), lax.reduce_precision(x * 2, 8, 7),
+                         lax.optimization_barrier(x + 1)))
+  with config.override("purejax_backend", "cpu"):
+    want = f(a)
+  x = jax.device_put(a, jax.devices()[0])
+  before = _counts(gpu)
+  got = f(x)
+  assert before is None or _counts(gpu)[1] == before[1]
+  for g, w in zip(got, want):
+    assert g.device == jax.devices()[0]
     assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
 
 

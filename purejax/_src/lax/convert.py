@@ -309,6 +309,7 @@ reduce_precision_p.impl = _reduce_precision_impl
 reduce_precision_p.abstract_eval = _reduce_precision_abstract_eval
 reduce_precision_p.elementwise = True
 reduce_precision_p.c_code = None
+reduce_precision_p.impl_on_gpu_arrays = True   # bit operations CuPy's arrays take too
 ad.deflinear(reduce_precision_p,
              lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
 

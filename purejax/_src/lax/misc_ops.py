@@ -31,7 +31,7 @@ def _identity_batch(prim):
 
 optimization_barrier_p = standard_primitive(
     "optimization_barrier", lambda *avals: list(avals), lambda *xs: list(xs),
-    multiple_results=True)
+    multiple_results=True, impl_on_gpu_arrays=True)   # (the identity: any arrays)
 optimization_barrier_p.c_code = None
 optimization_barrier_p.batch = _identity_batch(optimization_barrier_p)
 

@@ -193,9 +193,12 @@ def _descending_key(x):
 
 
 def _top_k_impl(x, *, k, axis):
-  # A stable sort keeps equal values in index order: ties go to the lower index.
-  order = np.argsort(_descending_key(x), axis=axis, kind="stable")
-  order = np.take(order, np.arange(k), axis=axis)
+  # A stable sort keeps equal values in index order: ties go to the lower
+  # index (CuPy's argsort, for a GPU's arrays, is a stable radix sort).
+  xp = array_namespace.of(x)
+  key = _descending_key(x)
+  order = np.argsort(key, axis=axis, kind="stable") if xp is np else xp.argsort(key, axis=axis)
+  order = order[(slice(None),) * axis + (slice(0, k),)]
   return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
 
 
@@ -219,8 +222,9 @@ def _top_k_abstract_eval(operand, *, k, axis):
           operand.update(shape=tuple(shape), dtype=np.dtype(np.int32))]
 
 
+# (impl_on_gpu_arrays: see dot_general_p)
 top_k_p = standard_primitive("top_k", _top_k_abstract_eval, _top_k_impl,
-                             multiple_results=True)
+                             multiple_results=True, impl_on_gpu_arrays=True)
 top_k_p.c_code = None
 
 

@@ -1,12 +1,13 @@
 """A plan's CUDA module: the source of all its groups' kernels (after the
 device prelude) and its steps in order: GroupKernels (fused groups,
-cumulative reductions), ScatterKernels, or steps run by the primitives'
-NumPy implementations (matrix products, control flow, sorts, gathers...;
-on the device arrays where those take CuPy's)."""
+cumulative reductions), kernel steps with a ``run`` (ScatterKernels,
+DynamicSliceKernels), or steps run by the primitives' NumPy
+implementations (matrix products, control flow, sorts, gathers...; on the
+device arrays where those take CuPy's)."""
 import numpy as np
 
 from purejax._src.backends.cpu.fusion import Group
-from purejax._src.backends.cuda import device_prelude, kernels, scans, scatters
+from purejax._src.backends.cuda import device_prelude, dynamic_slices, kernels, scans, scatters
 
 
 class HostNumpyStep:
@@ -18,8 +19,11 @@ class HostNumpyStep:
     self.eqn, self.native = eqn, native
 
   def describe(self):
+    name = self.eqn.primitive.name
+    if name in ("scan", "while", "cond"):
+      return f"host loop over GPU code: {name}"
     where = "device arrays" if impl_on_device(self.eqn) else "host"
-    return f"{where} (NumPy implementation): {self.eqn.primitive.name}"
+    return f"{where} (NumPy implementation): {name}"
 
 
 def impl_on_device(eqn):
@@ -59,6 +63,10 @@ def generate(plan):
       steps.append(k)
     elif hasattr(step, "eqn") and hasattr(step, "inputs") and scatters.supported(step.eqn):
       k = scatters.ScatterKernel(step, f"kernel_{len(sources) - 1}")
+      sources.append(k.source)
+      steps.append(k)
+    elif hasattr(step, "inputs") and step.eqn.primitive.name in dynamic_slices.NAMES:
+      k = dynamic_slices.DynamicSliceKernel(step, f"kernel_{len(sources) - 1}")
       sources.append(k.source)
       steps.append(k)
     elif hasattr(step, "eqn") and hasattr(step, "inputs"):   # a native step

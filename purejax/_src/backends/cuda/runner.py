@@ -21,7 +21,6 @@ from purejax._src.backends.cpu import fusion
 from purejax._src.backends.cuda import control_flow, emulation, gpu_runtime
 from purejax._src.backends.cuda import module as cuda_module
 from purejax._src.backends.cuda.kernels import UnsupportedOnGpu
-from purejax._src.backends.cuda.scatters import ScatterKernel
 from purejax._src.jaxpr import Literal
 
 
@@ -93,8 +92,9 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   def run(*args):
     env = {v: device.to_device(a, v.aval.dtype) for v, a in zip(invars, args)}
     for step in mod.steps:
-      if type(step) is ScatterKernel:
-        env[step.eqn.outvars[0]] = step.run(*_operands(step, env, device, True), kernels)
+      if hasattr(step, "run"):   # a kernel step taking its operands as the NumPy step's
+        args = _operands(step, env, device, True, getattr(step, "arguments", None))
+        env.update(zip(step.eqn.outvars, step.run(args, kernels, device)))
       elif type(step) is not cuda_module.HostNumpyStep:
         _kernels(step, env, kernels, device)
       elif loops[id(step)] is not None:
@@ -168,10 +168,11 @@ def _host(step, env, read, device):
       env[var] = device.to_device(val, var.aval.dtype)
 
 
-def _operands(step, env, device, on_device):
-  """The operands of ``step``'s equation: the device's arrays
-  (``on_device``), else host copies; a native step's read through its
-  views (``native.read``) or made from a broadcast scalar (``fill``)."""
+def _operands(step, env, device, on_device, which=None):
+  """The operands of ``step``'s equation (those at the positions ``which``,
+  the others None): the device's arrays (``on_device``), else host copies;
+  a native step's read through its views (``native.read``) or made from a
+  broadcast scalar (``fill``)."""
   eqn, native = step.eqn, step.native
   fetch = (lambda b, dtype: b) if on_device else device.to_host
 
@@ -182,7 +183,9 @@ def _operands(step, env, device, on_device):
 
   args = []
   for i, v in enumerate(eqn.invars):
-    if native is not None and i == 0 and native.fill is not None:
+    if which is not None and i not in which:
+      args.append(None)
+    elif native is not None and i == 0 and native.fill is not None:
       # A scatter's operand that broadcasts a scalar: made from the scalar.
       args.append(np.broadcast_to(operand(native.fill), v.aval.shape))
     elif native is not None and type(v) is not Literal and v not in env:

@@ -56,13 +56,14 @@ class ScatterKernel:
   def describe(self):
     return f"kernels {self.name} (after a sort of the positions): {self.eqn.primitive.name}"
 
-  def run(self, operand, indices, updates, kernels):
-    """The scatter's result, a new device array (the device's arrays:
-    NumPy's in emulation)."""
+  def run(self, args, kernels, device):
+    """[the scatter's result] (a new device array; NumPy's in emulation)
+    of the operands ``args``."""
+    operand, indices, updates = args
     p = self.eqn.params
     out = operand.copy()   # C-contiguous, also of a broadcast scalar
     if self.count == 0 or out.size == 0:
-      return out
+      return [out]
     positions, values = scatter.marked_positions(out, indices, updates,
                                                  p["dimension_numbers"], p["mode"])
     order = array_namespace.stable_argsort(positions)
@@ -70,4 +71,4 @@ class ScatterKernel:
     values = array_namespace.contiguous(values)
     kernels.launch(Launch(self.name, self.count, ()),
                    [sorted_positions, array_namespace.contiguous(order), values, out])
-    return out
+    return [out]

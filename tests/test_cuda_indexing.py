@@ -1,8 +1,12 @@
-"""Scatters as CUDA kernels (backends/cuda/scatters.py), run in emulation:
-every update folded into its position in scatter order over the stably
-sorted positions, so the results are the C backend's bits (which apply
-them as NumPy's ``ufunc.at`` does), for every combiner, dtype and mode,
-with repeated, dropped and clamped windows."""
+"""Indexing steps as CUDA kernels, run in emulation against the C backend:
+
+- scatters (backends/cuda/scatters.py): every update folded into its
+  position in scatter order over the stably sorted positions, so the
+  results are the C backend's bits (which apply them as NumPy's
+  ``ufunc.at`` does), for every combiner, dtype and mode, with repeated,
+  dropped and clamped windows;
+- dynamic_slice and dynamic_update_slice (backends/cuda/dynamic_slices.py):
+  starts read on the device and clamped as JAX's."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -15,7 +19,7 @@ from purejax._src.config import config
 pytestmark = pytest.mark.skipif(not toolchain.compiler_available(), reason="no C compiler")
 
 from purejax._src.backends.cuda import module as cuda_module  # noqa: E402
-from purejax._src.backends.cuda import scatters  # noqa: E402
+from purejax._src.backends.cuda import dynamic_slices, scatters  # noqa: E402
 from tests.test_cuda_emulation import run_both  # noqa: E402
 from tests.tier_pair import trace  # noqa: E402
 
@@ -88,3 +92,33 @@ def test_scatters_are_planned_as_kernels():
                      np.zeros(3, np.int32), np.ones(3, np.float32))
   mod = cuda_module.generate(fusion.plan_jaxpr(jaxpr))
   assert not any(type(s) is scatters.ScatterKernel for s in mod.steps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.int8, np.complex64])
+def test_dynamic_slices_give_the_c_backends_bits(dtype):
+  rng = np.random.RandomState(3)
+  x = (rng.randn(5, 7, 6) * 9).astype(dtype)
+  u = (rng.randn(2, 3, 4) * 9).astype(dtype)
+
+  def f(x, u, i, j, k):
+    lit = lambda v: np.array(v).astype(i.dtype)[()]   # a literal start of the same type
+    return [lax.dynamic_slice(x, (i, j, k), (2, 3, 4)),
+            lax.dynamic_slice(x, (i, lit(2), lit(200)), (5, 1, 2)),   # clamped
+            lax.dynamic_update_slice(x, u, (i, j, k)),
+            lax.dynamic_update_slice(x, u, (lit(-4), j, lit(3))),
+            lax.dynamic_slice(x[0, 0], (k,), (1,)),
+            lax.dynamic_update_slice(x[0, 0], u[0, 0, :1], (j,))]
+
+  for starts in [(1, 2, 3), (-7, 9, 100), (4, -1, 0), (3, 4, 2)]:
+    for index in (np.int32, np.uint8):   # unsigned: only the upper clamp
+      c, g = run_both(f, x, u, *[index(s % 256 if index is np.uint8 else s) for s in starts])
+      _same_bits(c, g)
+
+
+def test_dynamic_slices_are_planned_as_kernels():
+  jaxpr, _ = trace(lambda x, i: [lax.dynamic_slice(x, (i, 0), (2, 3)),
+                                 lax.dynamic_update_slice(x, x[:1] * 2, (i, 1))],
+                   np.zeros((4, 5), np.float32), np.int32(1))
+  mod = cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+  kinds = [type(s) for s in mod.steps]
+  assert kinds.count(dynamic_slices.DynamicSliceKernel) == 2, mod.describe()
