@@ -266,6 +266,16 @@ def test_jnp_linalg_runs_on_the_device(gpu, recwarn):
 
 
 @needs_cc
+def test_symmetric_product_on_the_device(gpu):
+  rng = np.random.RandomState(10)
+  a, c = rng.randn(3, 4, 2).astype(np.float32), rng.randn(3, 4, 4).astype(np.float32)
+  (got,) = _run(gpu, lambda a, c: lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5),
+                a, c)
+  a64 = a.astype(np.float64)
+  np.testing.assert_allclose(got, 2 * a64 @ np.swapaxes(a64, -1, -2) + 0.5 * c, atol=1e-5)
+
+
+@needs_cc
 def test_gradients_of_decompositions_on_the_device(gpu):
   rng = np.random.RandomState(8)
   a = (rng.randn(4, 4) + 4 * np.eye(4)).astype(np.float32)

@@ -127,13 +127,14 @@ def _symmetric_product_abstract_eval(a, c, *, alpha, beta):
 
 
 def _symmetric_product_impl(a, c, *, alpha, beta):
-  a = np.asarray(a)
   product = np.matmul(a, np.swapaxes(a, -1, -2))
-  return (alpha * product + beta * np.asarray(c)).astype(c.dtype)
+  return (alpha * product + beta * c).astype(c.dtype)
 
 
+# impl_on_gpu_arrays: a GPU's arrays are multiplied there (cuBLAS; see dot_general_p)
 symmetric_product_p = standard_primitive(
-    "symmetric_product", _symmetric_product_abstract_eval, _symmetric_product_impl)
+    "symmetric_product", _symmetric_product_abstract_eval, _symmetric_product_impl,
+    impl_on_gpu_arrays=True)
 symmetric_product_p.library_call = "BLAS gemm (NumPy matmul)"
 symmetric_product_p.c_code = None
 symmetric_product_p.batch = front_batch_rule(symmetric_product_p)
