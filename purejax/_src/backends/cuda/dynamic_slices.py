@@ -11,7 +11,7 @@ are constants of the source.
 import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops
-from purejax._src.backends.cuda.kernels import Launch, grid_stride
+from purejax._src.backends.cuda.kernels import Launch, function_text, grid_stride
 from purejax._src.jaxpr import Literal
 
 NAMES = ("dynamic_slice", "dynamic_update_slice")
@@ -69,9 +69,7 @@ class DynamicSliceKernel:
     body.append("  out[i] = inside ? u[at] : x[i];" if update else "  out[i] = x[at];")
     lines += [grid_stride("i", self.count)] + body + ["}"]
     self.functions = [(name, params)]
-    self.source = codegen_ops.for_cuda(
-        "\n".join([f'extern "C" __global__ void {name}({", ".join(params)}) {{']
-                  + ["  " + line for line in lines] + ["}\n"]))
+    self.source = codegen_ops.for_cuda(function_text(name, params, lines))
 
   def describe(self):
     return f"kernels {self.name}: {self.eqn.primitive.name}"

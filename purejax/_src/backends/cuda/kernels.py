@@ -78,6 +78,13 @@ def build_group(plan, group, name):
   return _Builder(plan, group, name).build()
 
 
+def function_text(name, params, lines):
+  """The C text of kernel ``name`` with parameters ``params`` and body
+  ``lines`` (before ``codegen_ops.for_cuda``)."""
+  return "\n".join([f'extern "C" __global__ void {name}({", ".join(params)}) {{']
+                   + ["  " + line for line in lines] + ["}\n"])
+
+
 def grid_stride(var, count):
   return (f"for (int64_t {var} = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
           f"{var} < {count}; {var} += (int64_t)blockDim.x * gridDim.x) {{")
@@ -209,8 +216,7 @@ class _Builder(KernelValues):
     return params
 
   def _function(self, name, params, lines, nest):
-    text = "\n".join([f'extern "C" __global__ void {name}({", ".join(params)}) {{']
-                     + ["  " + line for line in lines] + ["}\n"])
+    text = function_text(name, params, lines)
     text = re.sub(r"@(\d+)@", lambda m: nest.render(self.ixs[int(m.group(1))]), text)
     return codegen_ops.for_cuda(text)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from purejax._src import array_namespace
 from purejax._src.backends.cpu import codegen_ops, gather_scatter
-from purejax._src.backends.cuda.kernels import Launch, grid_stride
+from purejax._src.backends.cuda.kernels import Launch, function_text, grid_stride
 from purejax._src.lax import scatter
 
 
@@ -49,9 +49,7 @@ class ScatterKernel:
              f"  for (int64_t j = i; j < {self.count} && sorted[j] == p; j++) acc = {combined};",
              "  out[p] = acc;", "}"]
     self.functions = [(name, params)]
-    self.source = codegen_ops.for_cuda(
-        "\n".join([f'extern "C" __global__ void {name}({", ".join(params)}) {{']
-                  + ["  " + line for line in lines] + ["}\n"]))
+    self.source = codegen_ops.for_cuda(function_text(name, params, lines))
 
   def describe(self):
     return f"kernels {self.name} (after a sort of the positions): {self.eqn.primitive.name}"

@@ -94,6 +94,13 @@ def _count(batch):
   return int(math.prod(batch))
 
 
+def _matrices(x):
+  """(the call for x's dtype, batch shape, m, n, min(m, n), matrix count) of
+  x (..., m, n)."""
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  return _Call(x.dtype), batch, m, n, min(m, n), _count(batch)
+
+
 def _pointers(a):
   """The address of each matrix of ``a`` (a contiguous (count, ...) array)."""
   step = a.strides[0] if a.ndim else 0
@@ -148,9 +155,7 @@ def potrf(x):
 
 def getrf(x):
   """lapack.getrf on the device: (lu, 0-based int32 pivots, permutation)."""
-  c = _Call(x.dtype)
-  batch, (m, n) = x.shape[:-2], x.shape[-2:]
-  k, count = min(m, n), _count(batch)
+  c, batch, m, n, k, count = _matrices(x)
   with _on(x):
     t = _columns(x, c.work)
     pivots = c.cp.zeros((count, k), np.int32)
@@ -293,9 +298,7 @@ def _orgqr_into(c, q, taus, m, n, k):
 
 def geqrf(x):
   """lapack.geqrf on the device: (a, taus)."""
-  c = _Call(x.dtype)
-  batch, (m, n) = x.shape[:-2], x.shape[-2:]
-  k, count = min(m, n), _count(batch)
+  c, batch, m, n, k, count = _matrices(x)
   with _on(x):
     t = _columns(x, c.work)
     taus = c.cp.zeros((count, k), c.work)
@@ -325,9 +328,7 @@ def qr(x, *, pivoting, full_matrices):
   """lapack.qr on the device, without pivoting (cuSOLVER has no geqp3)."""
   if pivoting:
     raise ValueError("pivoted QR runs on the host")   # (qr_p keeps it off the device)
-  c = _Call(x.dtype)
-  batch, (m, n) = x.shape[:-2], x.shape[-2:]
-  k, count = min(m, n), _count(batch)
+  c, batch, m, n, k, count = _matrices(x)
   qcols = m if full_matrices else k
   with _on(x):
     t = _columns(x, c.work)
@@ -380,9 +381,7 @@ def syevd(x, *, lower, vectors=True):
 def gesdd(x, *, full_matrices, compute_uv):
   """lapack.gesdd's results on the device, by cuSOLVER's gesvd (QR
   iteration): [s] or [s, u, vh], NaN where it fails."""
-  c = _Call(x.dtype)
-  batch, (m, n) = x.shape[:-2], x.shape[-2:]
-  k, count = min(m, n), _count(batch)
+  c, batch, m, n, k, count = _matrices(x)
   with _on(x):
     wide = m < n
     # Rows >= columns: a wide x's C-ordered buffer is x^T (n x m) in
