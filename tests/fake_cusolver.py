@@ -80,6 +80,7 @@ class FakeSolverLibraries:
         self._add(self.cusolver, p + name, getattr(self, "_" + name.replace("heevd", "syevd")), p)
       orgqr = ("ungqr" if p in "cz" else "orgqr")
       self._add(self.cusolver, p + orgqr, self._orgqr, p)
+      self._add(self.cusolver, p + ("unmqr" if p in "cz" else "ormqr"), self._ormqr, p)
       self._add(self.cublas, p + "trsm", self._trsm, p)
       self._add(self.cusolver, p + "potrfBatched", self._batched(self._potrf, p + "potrf"), p)
       self._add(self.cublas, p + "getrfBatched", self._batched(self._getrf, p + "getrf"), p)
@@ -158,6 +159,24 @@ class FakeSolverLibraries:
       f = _Args()
       _fortran(name, f.int(m), f.int(n), f.int(k), a, f.int(lda), tau, work, f.int(lwork),
                info)
+    return run, size
+
+  def _ormqr(self, p, name):
+    def chars(side, trans):
+      return ("L" if side == CUBLAS["CUBLAS_SIDE_LEFT"] else "R"), "NTC"[trans]
+
+    def size(side, trans, m, n, k, a, lda, tau, c, ldc):
+      s, t = chars(side, trans)
+      return _query(name, ("c", s), ("c", t), ("i", m), ("i", n), ("i", k), ("p", 0),
+                    ("i", lda), ("p", 0), ("p", 0), ("i", ldc))
+
+    def run(side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info):
+      assert lwork >= size(side, trans, m, n, k, a, lda, tau, c, ldc) and ldc >= max(1, m)
+      s, t = chars(side, trans)
+      assert t != ("T" if p in "cz" else "C"), "unmqr takes N or C, ormqr N or T"
+      f = _Args()
+      _fortran(name, f.char(s), f.char(t), f.int(m), f.int(n), f.int(k), a, f.int(lda), tau,
+               c, f.int(ldc), work, f.int(lwork), info)
     return run, size
 
   def _syevd(self, p, name):

@@ -297,3 +297,29 @@ def test_pivoted_qr_runs_on_host_copies(fake):
   assert fake.transfers["to_host"] > before
   assert q.device == jax.devices()[0]
   np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a[:, np.asarray(p)], atol=1e-5)
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_ormqr_on_the_device(gpu, dtype, left, transpose):
+  """Q c, Q^H c, c Q, c Q^H against the full Q that householder_product
+  makes of the same reflectors (padded to a square matrix)."""
+  p = "sdcz"[DTYPES.index(dtype)]
+  rng = np.random.RandomState(11)
+  a = _random(rng, (2, 5, 3), dtype)
+  c = _random(rng, (2, 5, 4) if left else (2, 4, 5), dtype)
+
+  def f(a, c):
+    h, taus = linalg_p.geqrf(a)
+    q = lax.linalg.householder_product(jnp.pad(h, ((0, 0), (0, 0), (0, 2))), taus)
+    return lax.linalg.ormqr(h, taus, c, left=left, transpose=transpose), q
+
+  with _x64(dtype):
+    got, q = _run(gpu, f, a, c, routines=[p + "geqrf", p + ("unmqr" if p in "cz" else "ormqr"),
+                                          p + ("ungqr" if p in "cz" else "orgqr")])
+  tol = _tolerance(dtype) * 10
+  np.testing.assert_allclose(_h(q) @ q, np.broadcast_to(np.eye(5), (2, 5, 5)), atol=tol)
+  op = _h(q) if transpose else q
+  np.testing.assert_allclose(got, op @ c if left else c @ op, rtol=tol, atol=tol)

@@ -10,7 +10,7 @@ from purejax._src import core
 from purejax._src.lax import lapack_reflectors
 from purejax._src.lax.families import standard_primitive
 from purejax._src.lax.linalg_util import (
-    check_inexact, check_square, front_batch_rule, jnp, split_batch)
+    check_inexact, check_square, front_batch_rule, jnp, lapack_of, split_batch)
 
 
 # -- tridiagonal -----------------------------------------------------------------------
@@ -61,10 +61,13 @@ def _ormqr_abstract_eval(a, taus, c, *, left, transpose):
 
 
 def _ormqr_impl(a, taus, c, *, left, transpose):
-  return lapack_reflectors.ormqr(a, taus, c, left=left, transpose=transpose)
+  routines = lapack_of(a, taus, c, host=lapack_reflectors)
+  return routines.ormqr(a, taus, c, left=left, transpose=transpose)
 
 
-ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_impl)
+# impl_on_gpu_arrays: a GPU's arrays are multiplied there (cuSOLVER's ormqr)
+ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_impl,
+                             impl_on_gpu_arrays=True)
 ormqr_p.library_call = "LAPACK ormqr/unmqr"
 ormqr_p.c_code = None
 ormqr_p.batch = front_batch_rule(ormqr_p)

@@ -21,14 +21,15 @@ def jnp():
   return jnp_module
 
 
-def lapack_of(*arrays):
+def lapack_of(*arrays, host=None):
   """The LAPACK routines for the arrays' device (``lax.lapack``'s
-  interface): SciPy's LAPACK on the host, or cuSOLVER's for a GPU's arrays
-  (``backends.cuda.solver``; these primitives are ``impl_on_gpu_arrays``)."""
+  interface): SciPy's LAPACK on the host (``host``, else ``lax.lapack``),
+  or cuSOLVER's for a GPU's arrays (``backends.cuda.solver``; these
+  primitives are ``impl_on_gpu_arrays``)."""
   from purejax._src import array_namespace
   if array_namespace.of(*arrays) is np:
     from purejax._src.lax import lapack
-    return lapack
+    return host or lapack
   from purejax._src.backends.cuda import solver
   return solver
 

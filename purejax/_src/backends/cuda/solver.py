@@ -1,6 +1,7 @@
 """Linear algebra on a GPU's arrays: the routines of ``lax.lapack``'s
 interface that the lax.linalg primitives call (potrf, getrf, trsm, geqrf,
-orgqr, qr, syevd, gesdd, permutation_from_pivots), computed by cuSOLVER
+orgqr, qr, syevd, gesdd, permutation_from_pivots; and ``lapack_reflectors``'
+ormqr), computed by cuSOLVER
 and cuBLAS through CuPy's bindings (``cupy.cuda.cusolver``,
 ``cupy.cuda.cublas``) on device arrays.  Results are device arrays;
 nothing is copied to the host, not even a routine's ``info``: where it
@@ -20,7 +21,8 @@ the libraries' batched routines (potrfBatched, cuBLAS's getrfBatched and
 trsmBatched, which take device arrays of the matrices' addresses), as
 JAX's GPU backend does; otherwise it is one call per matrix.  The pivots'
 permutation is a small CUDA kernel (a thread per matrix).  lax.linalg's other primitives (eig, schur,
-hessenberg, tridiagonal, tridiagonal_solve, pivoted qr) run on host copies.
+hessenberg, tridiagonal (CuPy binds no sytrd), tridiagonal_solve, pivoted
+qr) run on host copies.
 """
 import contextlib
 import math
@@ -52,7 +54,7 @@ class _Call:
   def routine(self, name):
     lib = self.blas if name == "trsm" else self.solver
     if self.work.kind == "c":
-      name = {"orgqr": "ungqr", "syevd": "heevd"}.get(name, name)
+      name = {"orgqr": "ungqr", "ormqr": "unmqr", "syevd": "heevd"}.get(name, name)
     return getattr(lib, self.prefix + name)
 
   @property
@@ -347,6 +349,33 @@ def qr(x, *, pivoting, full_matrices):
       else:
         q[...] = c.cp.eye(qcols, m, dtype=c.work)
     return [_rows(q, batch, x.dtype), r.astype(x.dtype, copy=False)]
+
+
+def ormqr(a, taus, c, *, left, transpose):
+  """lapack_reflectors.ormqr on the device: Q c, Q^H c, c Q or c Q^H for the
+  Q of geqrf's reflectors a and taus."""
+  call, batch, m, n, _, count = _matrices(c)
+  lda, k = a.shape[-2], taus.shape[-1]
+  with _on(c):
+    out = _columns(c, call.work)
+    if m and n and k and count:
+      reflectors = _columns(a, call.work)
+      tau = call.cp.ascontiguousarray(taus.reshape((count, k))).astype(call.work, copy=False)
+      blas = call.blas
+      side = blas.CUBLAS_SIDE_LEFT if left else blas.CUBLAS_SIDE_RIGHT
+      trans = ((blas.CUBLAS_OP_C if call.work.kind == "c" else blas.CUBLAS_OP_T) if transpose
+               else blas.CUBLAS_OP_N)
+      name = "unmqr" if call.work.kind == "c" else "ormqr"
+      h = call.handle
+      size = getattr(call.solver, call.prefix + name + "_bufferSize")(
+          h, side, trans, m, n, k, reflectors.data.ptr, lda, tau.data.ptr, out.data.ptr, m)
+      ws = call.workspace(size)
+      info = call.cp.zeros((count,), np.int32)
+      ormqr_ = call.routine("ormqr")
+      for r, t, o, i in zip(_pointers(reflectors), _pointers(tau), _pointers(out),
+                            _pointers(info)):
+        ormqr_(h, side, trans, m, n, k, r, lda, t, o, m, ws.data.ptr, max(1, size), i)
+    return _rows(out, batch, c.dtype)
 
 
 # -- syevd / heevd: Hermitian eigendecomposition -----------------------------------------------
