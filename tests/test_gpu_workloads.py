@@ -1,6 +1,7 @@
 """Every benchmark workload (benchmarks/workloads.py, quick sizes) on the
 GPU backend through the stand-in CuPy (tests/fake_cupy.py): nothing is
-copied to the host while it runs (no host step, no value read back), no
+copied to the host while it runs (no host step, no value read back) nor
+from it (a copy from pageable host memory waits for the device), no
 warning says that something ran on the host, and the results are the CPU
 backend's (to float32 rounding)."""
 import os
@@ -41,14 +42,16 @@ def test_workload_runs_on_the_device_alone(workload):
       warnings.simplefilter("error", RuntimeWarning)   # "... run on the host"
       run = workload.make(jax, jnp, data)
       run()   # traced and compiled
-      before = len(cupy.host_copies)
+      before, uploads = len(cupy.host_copies), cupy.transfers["to_device"]
       out = run()
       copied = cupy.host_copies[before:]
+      uploads = cupy.transfers["to_device"] - uploads
       launched = len(cupy.launches)
       got = _leaves(out)
   finally:
     gpu_runtime.use("detect")
   assert copied == [], f"copied to the host: {copied}"
+  assert uploads == 0, f"{uploads} copies from the host"
   assert launched or workload.name in ("dot", "sort", "linear_solve", "cholesky", "eigh")
   assert len(got) == len(want)
   for g, w in zip(got, want):

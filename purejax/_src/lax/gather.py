@@ -232,19 +232,18 @@ def full_starts(indices, rank, index_map, operand_batching_dims, indices_batchin
 
 def window_positions(shape, starts, window):
   """Flat positions (into ``shape``, C order) of each row's window: an
-  int64 array of shape (n,) + window."""
+  int64 array of shape (n,) + window.  (Made on the starts' device: no
+  array is copied there.)"""
   xp = array_namespace.of(starts)
-  strides = np.ones(len(shape), np.int64)
-  for d in range(len(shape) - 2, -1, -1):
-    strides[d] = strides[d + 1] * shape[d + 1]
-  offsets = np.zeros(tuple(window), np.int64)
-  for d, w in enumerate(window):
-    axis = [1] * len(window)
-    axis[d] = w
-    offsets = offsets + (np.arange(w, dtype=np.int64) * strides[d]).reshape(axis)
-  strides, offsets = xp.asarray(strides), xp.asarray(offsets)
-  base = starts @ strides if starts.size else xp.zeros(starts.shape[0], np.int64)
-  return base.reshape((-1,) + (1,) * len(window)) + offsets
+  strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+  positions = xp.zeros((starts.shape[0],) + (1,) * len(window), np.int64)
+  for d, (stride, w) in enumerate(zip(strides, window)):
+    axis = [1] * (len(window) + 1)
+    axis[d + 1] = w
+    offsets = xp.arange(w, dtype=np.int64).reshape(axis) * stride
+    positions = positions + (starts[:, d].reshape((-1,) + (1,) * len(window)) * stride
+                             + offsets)
+  return positions
 
 
 def in_bounds(starts, shape, window, index_map):
@@ -256,9 +255,13 @@ def in_bounds(starts, shape, window, index_map):
 
 
 def clamp_starts(starts, shape, window):
-  upper = np.maximum(np.array(shape, np.int64) - np.array(window, np.int64), 0)
-  return np.clip(starts, 0, array_namespace.of(starts).asarray(upper)) if starts.size \
-      else starts
+  """Each start clamped into [0, size - window] (per axis: Python bounds,
+  nothing copied to the starts' device)."""
+  if not starts.size:
+    return starts
+  xp = array_namespace.of(starts)
+  return xp.stack([np.clip(starts[:, d], 0, max(n - w, 0))
+                   for d, (n, w) in enumerate(zip(shape, window))], axis=1)
 
 
 def result_order(out_rank, offset_dims):

@@ -97,6 +97,18 @@ def empty(shape, dtype, index):
     return cp.empty(shape, storage_dtype(dtype))
 
 
+def full(shape, value, dtype, index):
+  """An array of ``shape`` filled with ``value`` on GPU ``index``, by a fill
+  kernel (nothing copied from the host); a type held as its bits is filled
+  with the value's bits."""
+  cp = cupy()
+  value = np.asarray(value, dtype)
+  storage = storage_dtype(dtype)
+  with cp.cuda.Device(index):
+    return cp.full(shape, value.view(storage)[()] if storage != value.dtype else value[()],
+                   dtype=storage)
+
+
 def synchronize(index):
   """Waits until GPU ``index`` has run everything launched on it."""
   cp = cupy()

@@ -39,6 +39,9 @@ class EmulatedDevice:
   def to_host(self, buffer, dtype):
     return buffer
 
+  def full(self, shape, value, dtype):
+    return np.full(shape, value, dtype)
+
 
 class CupyDevice:
   """GPU ``index`` through CuPy (``gpu_runtime``)."""
@@ -67,6 +70,17 @@ class CupyDevice:
 
   def to_host(self, buffer, dtype):
     return gpu_runtime.to_host(buffer, dtype)
+
+  def full(self, shape, value, dtype):
+    return gpu_runtime.full(shape, value, dtype, self.index)
+
+
+def _literal(v, device):
+  """Literal ``v`` as a device array: a scalar made there (no copy from the
+  host, which would wait for the device)."""
+  if np.shape(v.val) != ():
+    return device.to_device(v.val, v.aval.dtype)
+  return device.full((), v.val, v.aval.dtype)
 
 
 EMULATED = EmulatedDevice()
@@ -101,8 +115,7 @@ def compile_jaxpr(jaxpr, device=EMULATED):
         _loop(step, env, loops[id(step)], device)
       else:
         _host(step, env, read, device)
-    return [device.to_device(v.val, v.aval.dtype) if type(v) is Literal else env[v]
-            for v in outvars]
+    return [_literal(v, device) if type(v) is Literal else env[v] for v in outvars]
 
   run.source = mod.source
   run.module = mod
@@ -146,8 +159,7 @@ def _kernels(step, env, kernels, device):
 
 def _loop(step, env, run, device):
   eqn = step.eqn
-  args = [device.to_device(v.val, v.aval.dtype) if type(v) is Literal else env[v]
-          for v in eqn.invars]
+  args = [_literal(v, device) if type(v) is Literal else env[v] for v in eqn.invars]
   for var, val in zip(eqn.outvars, run(*args)):
     env[var] = device.to_device(val, var.aval.dtype)
 
@@ -178,7 +190,7 @@ def _operands(step, env, device, on_device, which=None):
 
   def operand(v):
     if type(v) is Literal:
-      return device.to_device(v.val, v.aval.dtype) if on_device else v.val
+      return _literal(v, device) if on_device else v.val
     return fetch(env[v], v.aval.dtype)
 
   args = []
