@@ -18,7 +18,7 @@ export TF_CPP_MIN_LOG_LEVEL=3
 } > "$out/machine.txt" 2>&1
 if python -c "import pytest" 2>/dev/null; then
   timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_devices.py \
-    tests/test_gpu_linalg.py tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
+    tests/test_gpu_linalg.py tests/test_gpu_graphs.py tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?" >> "$out/machine.txt"
 else
   echo "GPU tests: not run (no pytest on this machine: carry a wheel)" >> "$out/machine.txt"
@@ -26,5 +26,10 @@ fi
 timeout 240 python benchmarks/run.py --backends gpu,jax --no-parallel --out "$out" \
   > "$out/run.log" 2>&1
 echo "benchmarks: exit $?" >> "$out/machine.txt"
+# The same workloads that launch many small kernels, replayed as CUDA graphs.
+PUREJAX_CUDA_GRAPHS=1 timeout 90 python benchmarks/run.py --backends gpu,jax --no-parallel \
+  --only mlp_step,convnet,rnn_scan,lstm_scan,transformer_step --out "$out/graphs" \
+  > "$out/graphs.log" 2>&1
+echo "benchmarks with CUDA graphs: exit $?" >> "$out/machine.txt"
 cp "$out/results.md" "$out/gpu.md" 2>/dev/null
-cat "$out/machine.txt"; tail -3 "$out/tests.log"; grep "x |" "$out/results.md"
+cat "$out/machine.txt"; tail -3 "$out/tests.log"; grep "x |" "$out/results.md" "$out/graphs/results.md"

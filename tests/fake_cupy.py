@@ -38,6 +38,10 @@ class FakeCupy(types.SimpleNamespace):
     self.host_copies = []   # the shapes of the arrays copied to the host, in order
     self.launches = []   # kernel names, in order
     self.compiled_sources = []
+    # A CUDA graph being captured: the device operations in order, each
+    # replayed by Graph.launch into the same buffers (fixed addresses).
+    self.capturing = None
+    self.graph_launches = 0
 
     class ndarray:   # noqa: N801  (CuPy's name)
       def __init__(self, host, device_id):
@@ -69,6 +73,8 @@ class FakeCupy(types.SimpleNamespace):
         return float(self.get())
 
       def get(self):
+        if fake.capturing is not None:
+          raise RuntimeError("cudaErrorStreamCaptureUnsupported: a copy to the host")
         fake.transfers["to_host"] += 1
         fake.host_copies.append(self.shape)
         return self._a.copy()
@@ -91,6 +97,7 @@ class FakeCupy(types.SimpleNamespace):
           if np.unique(first).size != first.size:
             raise AssertionError("assignment to repeated positions of a device array")
         self._a[index] = unwrap(value)
+        record(lambda: self._a.__setitem__(index, unwrap(value)))
 
       def __getitem__(self, index):
         return _on_device(lambda a, i: a[i], (self, index), {})
@@ -135,12 +142,32 @@ class FakeCupy(types.SimpleNamespace):
         return type(x)(wrap(v) for v in x)
       return x
 
+    def compute(func, args, kwargs):
+      return func(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()})
+
     def _on_device(func, args, kwargs):
-      return wrap(func(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
+      out = wrap(compute(func, args, kwargs))
+      if not getattr(func, "__name__", "").startswith("empty"):   # (allocation only)
+        record(lambda: _overwrite(out, compute(func, args, kwargs)))
+      return out
+
+    def _overwrite(out, value):
+      if isinstance(out, ndarray):
+        np.copyto(out._a, value)
+      elif isinstance(out, (list, tuple)):
+        for o, v in zip(out, value):
+          _overwrite(o, v)
+
+    def record(replay):
+      if fake.capturing is not None:
+        fake.capturing.append(replay)
+    self.record = record
 
     def array(value, dtype=None, copy=True):
       if isinstance(value, ndarray):
-        return ndarray(_supported(np.array(value._a, dtype=dtype)), fake.current)
+        return _on_device(lambda v: np.array(v, dtype=dtype), (value,), {})
+      if fake.capturing is not None:
+        raise RuntimeError("cudaErrorStreamCaptureUnsupported: a copy from the host")
       fake.transfers["to_device"] += 1
       return ndarray(_supported(np.array(value, dtype=dtype)), fake.current)
 
@@ -168,10 +195,42 @@ class FakeCupy(types.SimpleNamespace):
         deviceSynchronize=lambda: None)
     # cuSOLVER and cuBLAS: LAPACK's routines on the arrays' memory
     self.solver_libraries = FakeSolverLibraries()
+    self.solver_libraries.record = record
+
+    class Stream:   # a capture records the operations; its graph replays them
+      def __init__(self, non_blocking=False):
+        pass
+
+      def __enter__(self):
+        return self
+
+      def __exit__(self, *exc):
+        return False
+
+      def begin_capture(self, mode=None):
+        assert fake.capturing is None
+        fake.capturing = []
+
+      def end_capture(self):
+        tape, fake.capturing = fake.capturing, None
+        return types.SimpleNamespace(launch=lambda stream=None: replay(tape))
+
+    def replay(tape):
+      fake.graph_launches += 1
+      for operation in tape:
+        operation()
+
+    class MemoryPool:
+      def malloc(self, size):
+        raise AssertionError("the stand-in allocates NumPy memory")
+
     self.cuda = types.SimpleNamespace(runtime=runtime, Device=device,
                                       cusolver=self.solver_libraries.cusolver,
                                       cublas=self.solver_libraries.cublas,
-                                      device=self.solver_libraries.device)
+                                      device=self.solver_libraries.device,
+                                      Stream=Stream, MemoryPool=MemoryPool,
+                                      get_current_stream=lambda: None,
+                                      using_allocator=lambda malloc: contextlib.nullcontext())
 
     class RawModule:
       def __init__(self, code, options=()):
@@ -186,7 +245,9 @@ class FakeCupy(types.SimpleNamespace):
           fake.launches.append(name)
           for a in args:
             assert isinstance(a, ndarray), f"kernel {name} got {type(a).__name__}"
-          self._module.run(name, grid[0], block[0], [a._a for a in args])
+          run = lambda: self._module.run(name, grid[0], block[0], [a._a for a in args])
+          run()
+          record(run)
         return launch
 
     self.RawModule = RawModule

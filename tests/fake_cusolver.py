@@ -64,12 +64,24 @@ def _query(name, *leading):
   return max(1, int(first) + 1)
 
 
+def _captured(name, args):
+  """(the arguments a captured graph replays the call with, what they
+  point to): trsm's alpha is read from the host at the call (host pointer
+  mode), so the graph keeps a copy."""
+  if "trsm" not in name:
+    return args, None
+  alpha = np.empty(1, _DTYPES[name[0]])
+  ctypes.memmove(alpha.ctypes.data, args[6], alpha.itemsize)
+  return args[:6] + (alpha.ctypes.data,) + args[7:], alpha
+
+
 class FakeSolverLibraries:
   """``cupy.cuda.cusolver``, ``cupy.cuda.cublas`` and the handles of
   ``cupy.cuda.device`` as namespaces."""
 
   def __init__(self):
     self.calls = []
+    self.record = lambda replay: None   # the stand-in CuPy's graph capture
     self.cusolver = types.SimpleNamespace(**CUSOLVER)
     self.cublas = types.SimpleNamespace(**CUBLAS)
     self.device = types.SimpleNamespace(get_cusolver_handle=lambda: CUSOLVER_HANDLE,
@@ -92,6 +104,8 @@ class FakeSolverLibraries:
     def call(handle, *args):
       assert handle == (CUBLAS_HANDLE if lib is self.cublas else CUSOLVER_HANDLE), name
       self.calls.append(name)
+      captured, kept = _captured(name, args)
+      self.record(lambda: (kept, routine(*captured)))
       return routine(*args)
     setattr(lib, name, call)
     if size is not None:

@@ -3,7 +3,9 @@ GPU backend through the stand-in CuPy (tests/fake_cupy.py): nothing is
 copied to the host while it runs (no host step, no value read back) nor
 from it (a copy from pageable host memory waits for the device), no
 warning says that something ran on the host, and the results are the CPU
-backend's (to float32 rounding)."""
+backend's (to float32 rounding).  With ``purejax_cuda_graphs``, each is
+replayed as one CUDA graph from its third call on (the stand-in's capture
+records the device operations and its graph replays them)."""
 import os
 import sys
 import warnings
@@ -30,18 +32,22 @@ def _leaves(out):
   return [np.asarray(x) for x in jax.tree_util.tree_leaves(out)]
 
 
+@pytest.mark.parametrize("graphs", [False, True], ids=["launches", "graph"])
 @pytest.mark.parametrize("workload", STEADY)
-def test_workload_runs_on_the_device_alone(workload):
+def test_workload_runs_on_the_device_alone(workload, graphs):
   data = workload.data(True)
   with config.override("purejax_backend", "cpu"):
     want = _leaves(workload.make(jax, jnp, data)())
   cupy = FakeCupy(1)
   gpu_runtime.use(cupy)
   try:
-    with config.override("jax_platforms", "cuda,cpu"), warnings.catch_warnings():
+    with config.override("jax_platforms", "cuda,cpu"), warnings.catch_warnings(), \
+        config.override("purejax_cuda_graphs", graphs):
       warnings.simplefilter("error", RuntimeWarning)   # "... run on the host"
       run = workload.make(jax, jnp, data)
       run()   # traced and compiled
+      if graphs:
+        run()   # captured
       before, uploads = len(cupy.host_copies), cupy.transfers["to_device"]
       out = run()
       copied = cupy.host_copies[before:]
@@ -53,6 +59,7 @@ def test_workload_runs_on_the_device_alone(workload):
   assert copied == [], f"copied to the host: {copied}"
   assert uploads == 0, f"{uploads} copies from the host"
   assert launched or workload.name in ("dot", "sort", "linear_solve", "cholesky", "eigh")
+  assert cupy.graph_launches >= 2 if graphs else cupy.graph_launches == 0
   assert len(got) == len(want)
   for g, w in zip(got, want):
     assert g.shape == w.shape and g.dtype == w.dtype

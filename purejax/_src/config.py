@@ -233,6 +233,11 @@ config.define("purejax_malloc_tuning", True,
                    "on glibc, keep the memory of freed large arrays for reuse instead of "
                    "returning it to the system (mallopt thresholds), which saves page faults "
                    "on every large temporary; the process keeps up to its peak heap size.")
+config.define("purejax_cuda_graphs", False,
+              help="GPU backend (PUREJAX_CUDA_GRAPHS=1): replay each jitted function that "
+                   "reads nothing back to the host as one CUDA graph from its third call "
+                   "on (its second captures it), instead of launching each kernel from "
+                   "Python.")
 config.define("purejax_debug", 0, kind=int,
               help="What to print to stderr: 1 (PUREJAX_DEBUG=1) each jaxpr jit traces; 2 "
                    "also each fusion plan, the host steps it leaves to NumPy, its generated C "

@@ -49,8 +49,12 @@ def compile_jaxpr(jaxpr, backend=None, num_threads=None, device_index=0):
     from purejax._src.backends.cuda import runner
     return runner.compile_jaxpr(jaxpr)
   if backend == "cuda":
-    from purejax._src.backends.cuda import runner
-    return runner.compile_jaxpr(jaxpr, runner.CupyDevice(device_index))
+    from purejax._src.backends.cuda import graphs, runner
+    device = runner.CupyDevice(device_index)
+    run = runner.compile_jaxpr(jaxpr, device)
+    if config.purejax_cuda_graphs:
+      return graphs.Replayed(run, device, [v.aval for v in jaxpr.invars])
+    return run
   if backend != "cpu":
     return numpy_backend.compile_jaxpr(jaxpr)
   if (config.purejax_compile_sync or not tier_numerics.numpy_tier_exact(jaxpr)

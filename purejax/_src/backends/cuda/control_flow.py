@@ -38,6 +38,7 @@ def _scan(params, device, body_of):
       for stacked, y in zip(ys, outs[n_carry:]):
         stacked[i] = y
     return list(carry) + ys
+  run.bodies = [body]
   return run
 
 

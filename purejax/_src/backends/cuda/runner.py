@@ -120,6 +120,7 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   run.source = mod.source
   run.module = mod
   run.plan = plan
+  run.loops = loops
   return run
 
 
