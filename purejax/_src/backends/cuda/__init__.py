@@ -49,6 +49,12 @@ Design:
   C backend; CuPy caches the compiled code on disk) and kernel launches.
   Tests put a stand-in in its place (tests/fake_cupy.py).
 
+- ``graphs`` (``purejax_cuda_graphs``) replays a jitted function that reads
+  nothing back to the host as one CUDA graph (its own memory pool; the
+  arguments copied in, the outputs copied out).  ``scatters`` and
+  ``dynamic_slices`` are kernel steps of their own (positions sorted on the
+  device; starts read on the device); ``solver`` is linear algebra.
+
 ``purejax._src.gpu_dispatch`` sends jitted calls and eager operations there
 when an argument lives on a GPU or the GPU is the default device
 (``JAX_PLATFORMS=cuda,cpu``; ``devices.py``).
