@@ -323,3 +323,50 @@ def test_ormqr_on_the_device(gpu, dtype, left, transpose):
   np.testing.assert_allclose(_h(q) @ q, np.broadcast_to(np.eye(5), (2, 5, 5)), atol=tol)
   op = _h(q) if transpose else q
   np.testing.assert_allclose(got, op @ c if left else c @ op, rtol=tol, atol=tol)
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, k, batch", [(7, 3, (4,)), (1, 2, (2,)), (2, 1, ()), (50, 1, (3,)),
+                                         (6, 4, (2, 2))])
+def test_tridiagonal_solve_kernel_gives_lapacks_bits(dtype, m, k, batch):
+  """The kernel is LAPACK's gtsv (partial pivoting, NaN for a singular
+  system): the C backend's bits, in emulation."""
+  from purejax._src.backends.cpu import fusion
+  from purejax._src.backends.cuda import module as cuda_module, tridiagonal
+  from tests.test_cuda_emulation import run_both
+  from tests.tier_pair import trace
+  rng = np.random.RandomState(m * 10 + k)
+  dl, d, du = (rng.randn(*batch, m).astype(dtype) for _ in range(3))
+  d[..., ::3] *= 1e-3   # rows interchanged
+  b = rng.randn(*batch, m, k).astype(dtype)
+  if batch and batch[0] > 1:
+    d[1], dl[1] = 0, 0   # singular
+  f = lambda dl, d, du, b: [lax.linalg.tridiagonal_solve(dl, d, du, b)]
+  with _x64(dtype):
+    jaxpr, _ = trace(f, dl, d, du, b)
+    mod = cuda_module.generate(fusion.plan_jaxpr(jaxpr))
+    assert any(type(s) is tridiagonal.TridiagonalKernel for s in mod.steps), mod.describe()
+    (c,), (g,) = run_both(f, dl, d, du, b)
+  assert g.dtype == dtype and c.tobytes() == g.tobytes()
+  if batch and batch[0] > 1:
+    assert np.isnan(g[1]).all() and not np.isnan(g[0]).any()
+  dense = np.zeros(batch + (m, m))
+  i = np.arange(m)
+  dense[..., i, i] = d
+  dense[..., i[1:], i[:-1]] = dl[..., 1:]
+  dense[..., i[:-1], i[1:]] = du[..., :-1]
+  ok = np.isfinite(g).all(axis=(-2, -1))
+  np.testing.assert_allclose((dense @ g)[ok], b[ok], rtol=1e-3 if dtype == np.float32 else 1e-9,
+                             atol=1e-3 if dtype == np.float32 else 1e-9)
+
+
+@needs_cc
+def test_tridiagonal_solve_on_the_device(gpu):
+  rng = np.random.RandomState(12)
+  dl, d, du = (rng.randn(3, 8).astype(np.float32) for _ in range(3))
+  b = rng.randn(3, 8, 2).astype(np.float32)
+  (x,) = _run(gpu, lambda *a: lax.linalg.tridiagonal_solve(*a), dl, d, du, b)
+  with config.override("purejax_backend", "cpu"):
+    want = jax.jit(lambda *a: lax.linalg.tridiagonal_solve(*a))(dl, d, du, b)
+  np.testing.assert_allclose(x, np.asarray(want), rtol=1e-5, atol=1e-5)

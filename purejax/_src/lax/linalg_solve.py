@@ -2,7 +2,7 @@
 tridiagonal_solve, and the LU-based solve that jnp.linalg builds on.
 
 They run on LAPACK (lax/lapack.py: trsm, getrf, gtsv), as JAX's CPU does
-(a GPU's arrays: cuBLAS and cuSOLVER, but tridiagonal_solve on host copies);
+(a GPU's arrays: cuBLAS and cuSOLVER; tridiagonal_solve a kernel running gtsv);
 tridiagonal_solve with ``perturb_singular`` runs the Thomas algorithm
 instead, vectorized over the leading batch axes.  Singular systems give
 infs/NaNs, never errors, as in JAX.

@@ -7,7 +7,8 @@ device arrays where those take CuPy's)."""
 import numpy as np
 
 from purejax._src.backends.cpu.fusion import Group
-from purejax._src.backends.cuda import device_prelude, dynamic_slices, kernels, scans, scatters
+from purejax._src.backends.cuda import (device_prelude, dynamic_slices, kernels, scans, scatters,
+                                        tridiagonal)
 
 
 class HostNumpyStep:
@@ -67,6 +68,10 @@ def generate(plan):
       steps.append(k)
     elif hasattr(step, "inputs") and step.eqn.primitive.name in dynamic_slices.NAMES:
       k = dynamic_slices.DynamicSliceKernel(step, f"kernel_{len(sources) - 1}")
+      sources.append(k.source)
+      steps.append(k)
+    elif hasattr(step, "eqn") and tridiagonal.supported(step.eqn):
+      k = tridiagonal.TridiagonalKernel(step.eqn, f"kernel_{len(sources) - 1}")
       sources.append(k.source)
       steps.append(k)
     elif hasattr(step, "eqn") and hasattr(step, "inputs"):   # a native step

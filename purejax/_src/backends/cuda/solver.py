@@ -21,8 +21,8 @@ the libraries' batched routines (potrfBatched, cuBLAS's getrfBatched and
 trsmBatched, which take device arrays of the matrices' addresses), as
 JAX's GPU backend does; otherwise it is one call per matrix.  The pivots'
 permutation is a small CUDA kernel (a thread per matrix).  lax.linalg's other primitives (eig, schur,
-hessenberg, tridiagonal (CuPy binds no sytrd), tridiagonal_solve, pivoted
-qr) run on host copies.
+hessenberg, tridiagonal (CuPy binds no sytrd), pivoted qr) run on host
+copies; tridiagonal_solve is a kernel (``tridiagonal``).
 """
 import contextlib
 import math
