@@ -92,6 +92,8 @@ PROGRAMS = {
                                                            (x[1, 1].astype(np.uint8),
                                                             np.uint8(4)))],
                        F32),
+    "tridiagonal solve": (lambda x: [lax.linalg.tridiagonal_solve(x[0], x[1], x[2], x[3:].T)],
+                          F32),
     "scatters": (lambda x: [x.at[jnp.array([1, 1, 7])].add(1.0),
                             x.at[jnp.array([0, 3])].max(x[:2] * 2, mode="drop"),
                             x.astype(jnp.bfloat16).at[jnp.array([2])].mul(3.0),
