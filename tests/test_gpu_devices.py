@@ -268,6 +268,24 @@ def test_slices_at_traced_positions_stay_on_the_device(gpu):
 
 
 @needs_cc
+def test_ragged_dot_and_its_gradient_on_the_device(gpu):
+  rng = np.random.RandomState(8)
+  x, w = rng.randn(10, 4).astype(np.float32), rng.randn(3, 4, 5).astype(np.float32)
+  gs = np.array([3, 0, 7], np.int32)
+  f = jax.jit(lambda x, w, gs: (lax.ragged_dot(x, w, gs), jax.grad(
+      lambda x, w: lax.ragged_dot(x, w, gs).sum(), argnums=(0, 1))(x, w)))
+  with config.override("purejax_backend", "cpu"):
+    want = f(x, w, gs)
+  args = [jax.device_put(a, jax.devices()[0]) for a in (x, w, gs)]
+  before = _counts(gpu)
+  got = f(*args)
+  assert before is None or _counts(gpu)[1] == before[1]
+  for g, h in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+    assert g.device == jax.devices()[0]
+    np.testing.assert_allclose(np.asarray(g), np.asarray(h), rtol=1e-5, atol=1e-5)
+
+
+@needs_cc
 def test_reduce_precision_and_barriers_on_the_device(gpu):
   a = np.random.RandomState(7).randn(50).astype(np.float32) * 1e3
   a[:4] = [np.nan, np.inf, -0.0, 1e-30]

@@ -15,7 +15,7 @@ from typing import NamedTuple, Sequence, Union
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import batching
@@ -212,9 +212,10 @@ def _expand(x, dim, group_sizes, prefix):
   bounds_shape = (g,) + tuple(x.shape[a] if a in prefix else 1 for a in range(x.ndim))
   place = lambda b: np.transpose(np.moveaxis(b, -1, 0), [0] + [1 + o for o in order]) \
       .reshape(bounds_shape)
-  pos = np.arange(x.shape[dim]).reshape([1] * (1 + dim) + [-1] + [1] * (x.ndim - dim - 1))
+  xp = array_namespace.of(x)
+  pos = xp.arange(x.shape[dim]).reshape([1] * (1 + dim) + [-1] + [1] * (x.ndim - dim - 1))
   mask = (place(starts) <= pos) & (pos < place(ends))
-  return np.where(mask, x[None], np.zeros((), x.dtype))
+  return np.where(mask, x[None], x.dtype.type(0))
 
 
 def _impl(lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers, precision,
@@ -225,7 +226,7 @@ def _impl(lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers, precision,
   mode, ragged = _mode(lhs.ndim, dims)
   (lc, rc), (lb, rb) = dims.dot_dimension_numbers
   prefix = _prefix_dims(mode, lhs.ndim, ragged, lb, lc)
-  gs = np.asarray(group_sizes)
+  gs = group_sizes if array_namespace.of(group_sizes) is not np else np.asarray(group_sizes)
   if gs.ndim == 1:
     gs = np.broadcast_to(gs, tuple(lhs.shape[i] for i in prefix) + gs.shape)
   up = lambda ds: tuple(d + 1 for d in ds)
@@ -244,7 +245,9 @@ def _impl(lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers, precision,
   return dot(lhs, rhs, dims.dot_dimension_numbers)
 
 
-ragged_dot_general_p = standard_primitive("ragged_dot_general", _abstract_eval, _impl)
+# impl_on_gpu_arrays: masks and a matrix product (cuBLAS) on a GPU's arrays
+ragged_dot_general_p = standard_primitive("ragged_dot_general", _abstract_eval, _impl,
+                                          impl_on_gpu_arrays=True)
 ragged_dot_general_p.c_code = None
 
 
