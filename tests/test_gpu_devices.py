@@ -199,7 +199,8 @@ def test_sorts_on_the_device(gpu):
   f = jax.jit(lambda x, k: (jnp.sort(x * 2, axis=1), jnp.argsort(x, axis=0, stable=True),
                             lax.sort((k, x), num_keys=2),
                             lax.sort((k % 2, x, k, x * 3), num_keys=3),
-                            lax.top_k(x, 7), lax.top_k(k, 3), lax.top_k(x.T, 2)))
+                            lax.top_k(x, 7), lax.top_k(k, 3), lax.top_k(x.T, 2),
+                            lax.approx_max_k(x, 5), lax.approx_min_k(x.T, 3)))
   want = f(a, b)
   x, k = jax.device_put(a, jax.devices()[0]), jax.device_put(b, jax.devices()[0])
   before = _counts(gpu)

@@ -15,6 +15,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
+from purejax._src.lax import sort
 from purejax._src.lax.families import standard_primitive
 
 _CHUNK_TILING = 1024   # XLA's TPU tilings, which decide the candidate count
@@ -98,13 +99,15 @@ def _approx_top_k_impl(x, *, k, reduction_dimension, recall_target, is_max_k,
   nan = np.isnan(wide)
   # Sort on (NaN placement, value), stably: equal values keep index order.
   value = np.where(nan, 0.0, -wide if is_max_k else wide)
-  order = np.lexsort((value, ~nan if is_max_k else nan), axis=axis)
-  order = np.take(order, np.arange(n), axis=axis)
+  placement = (~nan if is_max_k else nan).astype(np.uint8)
+  order = sort.stable_order([placement, value], axis)[(slice(None),) * axis + (slice(0, n),)]
   return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
 
 
+# (impl_on_gpu_arrays: a stable sort on a GPU's arrays, see sort_p)
 approx_top_k_p = standard_primitive("approx_top_k", _approx_top_k_abstract_eval,
-                                    _approx_top_k_impl, multiple_results=True)
+                                    _approx_top_k_impl, multiple_results=True,
+                                    impl_on_gpu_arrays=True)
 approx_top_k_p.c_code = None
 
 

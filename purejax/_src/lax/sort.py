@@ -51,23 +51,28 @@ def _keys_of(x, standardize):
   return [x]
 
 
-def _sort_impl(*operands, dimension, is_stable, num_keys):
-  keys = []
-  for x in operands[:num_keys]:
-    keys.extend(_keys_of(x, standardize=True))
+def stable_order(keys, axis):
+  """The stable sorting permutation along ``axis`` of ``keys`` (the most
+  significant first), NumPy's or CuPy's arrays."""
   xp = array_namespace.of(keys[0])
   if xp is not np:
     # CuPy's argsort is a stable radix sort: sorting by each key in turn,
     # the least significant first, orders by all of them.
-    order = xp.argsort(keys[-1], axis=dimension)
+    order = xp.argsort(keys[-1], axis=axis)
     for key in keys[-2::-1]:
-      step = xp.argsort(np.take_along_axis(key, order, axis=dimension), axis=dimension)
-      order = np.take_along_axis(order, step, axis=dimension)
-  elif len(keys) == 1:
-    order = np.argsort(keys[0], axis=dimension, kind="stable")
-  else:
-    # np.lexsort is stable and takes the primary key last.
-    order = np.lexsort(keys[::-1], axis=dimension)
+      step = xp.argsort(np.take_along_axis(key, order, axis=axis), axis=axis)
+      order = np.take_along_axis(order, step, axis=axis)
+    return order
+  if len(keys) == 1:
+    return np.argsort(keys[0], axis=axis, kind="stable")
+  return np.lexsort(keys[::-1], axis=axis)   # (stable; the primary key last)
+
+
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+  keys = []
+  for x in operands[:num_keys]:
+    keys.extend(_keys_of(x, standardize=True))
+  order = stable_order(keys, dimension)
   return [np.take_along_axis(x, order, axis=dimension) for x in operands]
 
 
@@ -195,10 +200,7 @@ def _descending_key(x):
 def _top_k_impl(x, *, k, axis):
   # A stable sort keeps equal values in index order: ties go to the lower
   # index (CuPy's argsort, for a GPU's arrays, is a stable radix sort).
-  xp = array_namespace.of(x)
-  key = _descending_key(x)
-  order = np.argsort(key, axis=axis, kind="stable") if xp is np else xp.argsort(key, axis=axis)
-  order = order[(slice(None),) * axis + (slice(0, k),)]
+  order = stable_order([_descending_key(x)], axis)[(slice(None),) * axis + (slice(0, k),)]
   return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
 
 
