@@ -370,3 +370,15 @@ def test_tridiagonal_solve_on_the_device(gpu):
   with config.override("purejax_backend", "cpu"):
     want = jax.jit(lambda *a: lax.linalg.tridiagonal_solve(*a))(dl, d, du, b)
   np.testing.assert_allclose(x, np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+@needs_cc
+def test_cholesky_update_on_the_device(gpu):
+  rng = np.random.RandomState(13)
+  a = rng.randn(5, 5).astype(np.float32)
+  spd = (a @ a.T + 5 * np.eye(5)).astype(np.float32)
+  r = np.linalg.cholesky(spd.astype(np.float64)).T.astype(np.float32)
+  w = rng.randn(5).astype(np.float32)
+  (got,) = _run(gpu, lax.linalg.cholesky_update, r, w)
+  want = np.linalg.cholesky(spd.astype(np.float64) + np.outer(w, w)).T
+  np.testing.assert_allclose(np.abs(got), np.abs(want), rtol=1e-4, atol=1e-4)

@@ -94,9 +94,10 @@ def _cholesky_update_abstract_eval(r, w):
 
 
 def _cholesky_update_impl(r, w):
-  # One Givens rotation per row folds w into the factor (O(n^2)).
-  r = np.triu(np.array(r))
-  w = np.array(w)
+  # One Givens rotation per row folds w into the factor (O(n^2)); array
+  # operations only, so a GPU's arrays stay there.
+  r = np.triu(r)
+  w = w.copy()
   for k in range(r.shape[0]):
     radius = np.hypot(r[k, k], w[k])
     cos, sin = radius / r[k, k], w[k] / r[k, k]
@@ -107,7 +108,7 @@ def _cholesky_update_impl(r, w):
 
 
 cholesky_update_p = standard_primitive("cholesky_update", _cholesky_update_abstract_eval,
-                                       _cholesky_update_impl)
+                                       _cholesky_update_impl, impl_on_gpu_arrays=True)
 cholesky_update_p.c_code = None
 
 
