@@ -287,18 +287,24 @@ def test_ragged_dot_and_its_gradient_on_the_device(gpu):
 
 
 @needs_cc
-def test_reduce_precision_and_barriers_on_the_device(gpu):
+def test_bit_level_operations_on_the_device(gpu):
+  """reduce_precision, optimization_barrier and rng_bit_generator (the
+  key's words read on the device) give the CPU's bits, nothing read back."""
   a = np.random.RandomState(7).randn(50).astype(np.float32) * 1e3
   a[:4] = [np.nan, np.inf, -0.0, 1e-30]
+  key = jnp.array([1, 2, 0xFFFFFFFF, 0xFFFFFFFE], jnp.uint32)   # the counter wraps
   f = jax.jit(lambda x: (lax.reduce_precision(x, 5, 10), lax.reduce_precision(x * 2, 8, 7),
-                         lax.optimization_barrier(x + 1)))
+                         lax.optimization_barrier(x + 1),
+                         lax.rng_bit_generator(key + x[:4].astype(jnp.uint32) * 0, (5, 3)),
+                         lax.rng_bit_generator(key, (4,), dtype=jnp.uint8,
+                                               algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)))
   with config.override("purejax_backend", "cpu"):
     want = f(a)
   x = jax.device_put(a, jax.devices()[0])
   before = _counts(gpu)
   got = f(x)
   assert before is None or _counts(gpu)[1] == before[1]
-  for g, w in zip(got, want):
+  for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
     assert g.device == jax.devices()[0]
     assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
 

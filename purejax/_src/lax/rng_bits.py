@@ -13,7 +13,7 @@ import enum
 
 import numpy as np
 
-from purejax._src import core
+from purejax._src import array_namespace, core
 from purejax._src import dtypes
 from purejax._src.interpreters import ad
 from purejax._src.lax import utils
@@ -40,8 +40,9 @@ def _rotl(v, d):
 
 
 def _threefry2x32(x0, x1, k0, k1):
-  """Threefry-2x32 with 20 rounds (Salmon et al., SC 2011)."""
-  ks = [np.uint64(k0), np.uint64(k1), np.uint64(0x1BD11BDA ^ k0 ^ k1)]
+  """Threefry-2x32 with 20 rounds (Salmon et al., SC 2011); the key words
+  k0, k1 are uint64 scalars or 0-d arrays (a GPU's too)."""
+  ks = [k0, k1, np.uint64(0x1BD11BDA) ^ k0 ^ k1]
   x0, x1 = (x0 + ks[0]) & _U32, (x1 + ks[1]) & _U32
   rotations = ((13, 15, 26, 6), (17, 29, 16, 24))
   for i in range(5):
@@ -54,8 +55,8 @@ def _threefry2x32(x0, x1, k0, k1):
 
 
 def _philox4x32(c, k0, k1):
-  """Philox-4x32 with 10 rounds on four counter words ``c``."""
-  k0, k1 = np.uint64(k0), np.uint64(k1)
+  """Philox-4x32 with 10 rounds on four counter words ``c`` (key words as
+  _threefry2x32's)."""
   for _ in range(10):
     p0, p1 = c[0] * np.uint64(0xD2511F53), c[2] * np.uint64(0xCD9E8D57)
     c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & _U32, p1 & _U32,
@@ -77,15 +78,16 @@ def _halves(shape):
 
 
 def _threefry_bits(key, counter, shape, wide):
-  k0, k1 = int(key) & 0xFFFFFFFF, int(key) >> 32
+  xp = array_namespace.of(key)
+  k0, k1 = key & _U32, key >> np.uint64(32)
   if wide:
     n = int(np.prod(shape, dtype=np.int64))
-    ctr = np.uint64(counter) + np.arange(n, dtype=np.uint64)
+    ctr = counter + xp.arange(n, dtype=np.uint64)
     x0, x1 = _threefry2x32(ctr & _U32, ctr >> np.uint64(32), k0, k1)
     return (x0 | (x1 << np.uint64(32))).reshape(shape), n
   half, axis = _halves(shape)
   n = int(np.prod(half, dtype=np.int64))
-  ctr = np.uint64(counter) + np.arange(n, dtype=np.uint64)
+  ctr = counter + xp.arange(n, dtype=np.uint64)
   x0, x1 = _threefry2x32(ctr & _U32, ctr >> np.uint64(32), k0, k1)
   if not shape:
     return x0.reshape(()), n
@@ -94,7 +96,7 @@ def _threefry_bits(key, counter, shape, wide):
   full = list(shape)
   full[axis] = 2 * half[axis]
   bits = both.reshape(full)
-  return np.take(bits, np.arange(shape[axis]), axis=axis), n
+  return bits[(slice(None),) * axis + (slice(0, shape[axis]),)], n
 
 
 def _philox_bits(key, counter, shape, wide):
@@ -102,10 +104,10 @@ def _philox_bits(key, counter, shape, wide):
   words = 2 * n if wide else n
   blocks = -(-words // 4)
   # A 128-bit counter: the counter word, then the key word above it.
-  lo = np.uint64(counter) + np.arange(blocks, dtype=np.uint64)
-  hi = np.full(blocks, np.uint64(key)) + (lo < np.uint64(counter)).astype(np.uint64)
+  lo = counter + array_namespace.of(key).arange(blocks, dtype=np.uint64)
+  hi = key + (lo < counter).astype(np.uint64)
   c = [lo & _U32, lo >> np.uint64(32), hi & _U32, hi >> np.uint64(32)]
-  out = _philox4x32(c, int(key) & 0xFFFFFFFF, int(key) >> 32)
+  out = _philox4x32(c, key & _U32, key >> np.uint64(32))
   if wide:
     pairs = [out[0] | (out[1] << np.uint64(32)), out[2] | (out[3] << np.uint64(32))]
     flat = np.stack(pairs, axis=1).reshape(-1)
@@ -122,9 +124,11 @@ def _rng_bit_generator_impl(key, *, shape, dtype, algorithm, out_sharding):
   dtype = np.dtype(dtype)
   wide = dtype.itemsize == 8
   gen = _threefry_bits if algorithm == RandomAlgorithm.RNG_THREE_FRY else _philox_bits
-  bits, used = gen(words[0], words[1], tuple(shape), wide)
+  # The words as 0-d arrays: array arithmetic wraps silently (and stays on
+  # a GPU's arrays).
+  bits, used = gen(words[0:1].reshape(()), words[1:2].reshape(()), tuple(shape), wide)
   new = words.copy()
-  new[1] = (int(words[1]) + used) % (1 << 64)   # the counter wraps
+  new[1:2] = words[1:2] + np.uint64(used % (1 << 64))   # the counter wraps
   if as_u64:
     new = np.stack([new & _U32, new >> np.uint64(32)], axis=1).reshape(4)
   return [new.astype(key.dtype), bits.astype(dtype)]
@@ -138,9 +142,10 @@ def _rng_bit_generator_abstract_eval(key, *, shape, dtype, algorithm, out_shardi
   return [key, core.ShapedArray(tuple(shape), np.dtype(dtype))]
 
 
+# impl_on_gpu_arrays: array operations only, the key's words included
 rng_bit_generator_p = standard_primitive(
     "rng_bit_generator", _rng_bit_generator_abstract_eval, _rng_bit_generator_impl,
-    multiple_results=True)
+    multiple_results=True, impl_on_gpu_arrays=True)
 rng_bit_generator_p.c_code = None
 ad.defjvp_zero(rng_bit_generator_p)
 
