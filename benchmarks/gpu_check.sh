@@ -17,7 +17,8 @@ export TF_CPP_MIN_LOG_LEVEL=3
   python -c "from purejax._src.backends.cuda import gpu_runtime as g; print('purejax sees', g.device_count(), 'GPU(s)')"
 } > "$out/machine.txt" 2>&1
 if python -c "import pytest" 2>/dev/null; then
-  timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_devices.py \
+  # The real-GPU tests first (the emulation's C++ builds come last).
+  timeout 180 python -m pytest -q -x -p no:cacheprovider tests/test_gpu_devices.py \
     tests/test_gpu_linalg.py tests/test_gpu_graphs.py tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?" >> "$out/machine.txt"
 else
@@ -27,7 +28,7 @@ timeout 240 python benchmarks/run.py --backends gpu,jax --no-parallel --out "$ou
   > "$out/run.log" 2>&1
 echo "benchmarks: exit $?" >> "$out/machine.txt"
 # The same workloads that launch many small kernels, replayed as CUDA graphs.
-PUREJAX_CUDA_GRAPHS=1 timeout 90 python benchmarks/run.py --backends gpu,jax --no-parallel \
+PUREJAX_CUDA_GRAPHS=1 timeout 60 python benchmarks/run.py --backends gpu,jax --no-parallel \
   --only mlp_step,convnet,rnn_scan,lstm_scan,transformer_step --out "$out/graphs" \
   > "$out/graphs.log" 2>&1
 echo "benchmarks with CUDA graphs: exit $?" >> "$out/machine.txt"
