@@ -18,7 +18,7 @@ export TF_CPP_MIN_LOG_LEVEL=3
 } > "$out/machine.txt" 2>&1
 if python -c "import pytest" 2>/dev/null; then
   # The real-GPU tests first (the emulation's C++ builds come last).
-  timeout 180 python -m pytest -q -x -p no:cacheprovider tests/test_gpu_devices.py \
+  timeout 180 python -m pytest -q --maxfail=10 -p no:cacheprovider tests/test_gpu_devices.py \
     tests/test_gpu_linalg.py tests/test_gpu_graphs.py tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?" >> "$out/machine.txt"
 else
