@@ -64,8 +64,8 @@ class Replayed:
     """Captures the graph (True), or marks the function uncapturable."""
     cp = gpu_runtime.cupy()
     pool = cp.cuda.MemoryPool()
-    stream = cp.cuda.Stream(non_blocking=True)
     with cp.cuda.Device(self.device.index), cp.cuda.using_allocator(pool.malloc):
+      stream = cp.cuda.Stream(non_blocking=True)   # (a stream of this GPU)
       inputs = [self.device.empty(a.shape, a.dtype) for a in self.in_avals]
       with stream:
         stream.begin_capture()
