@@ -11,6 +11,10 @@ what follows); NaN where NaN, the same dtypes and shapes.
 
     python benchmarks/fuzz.py --programs 5000 --seed 0
     python benchmarks/fuzz.py --programs 300 --family control --jobs 2
+    python benchmarks/fuzz.py --programs 300 --target cuda_emulation
+
+``--target cuda_emulation`` runs the GPU backend's kernels (emulated on
+the CPU) in the C backend's place, against the same reference.
 
 Many programs share one jitted function (one compilation).  Each batch runs
 in a forked child, so a crash or a hang is reported rather than fatal; each
@@ -105,13 +109,19 @@ def _clear_warn_once():
     pass
 
 
+# The backend under test: "cpu" (the C backend) or "cuda_emulation" (the GPU
+# backend's kernels, emulated on the CPU); set by main's --target.
+TARGET = "cpu"
+
+
 def run_c(jaxpr, args):
-  """The C backend's outputs and the fallback warnings it gave."""
+  """The outputs of the backend under test (TARGET) and the fallback
+  warnings it gave."""
   with warnings.catch_warnings(record=True) as caught, \
        config.override("purejax_backend", "cpu"), config.override("purejax_compile_sync", True):
     warnings.simplefilter("always")
     _clear_warn_once()
-    exe = backends.compile_jaxpr(jaxpr, "cpu")
+    exe = backends.compile_jaxpr(jaxpr, TARGET)
     got = exe(*args)
   fallbacks = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)
                       and str(w.message).startswith("purejax")})
@@ -462,7 +472,12 @@ def main(argv=None):
   ap.add_argument("--oracle", choices=["jax"], help="compare with the real JAX instead of "
                   "the NumPy backend (needs JAX installed)")
   ap.add_argument("--x64", action="store_true", help="64-bit types on (jax_enable_x64)")
+  ap.add_argument("--target", choices=["cpu", "cuda_emulation"], default="cpu",
+                  help="the backend tested: the C backend, or the GPU backend's kernels "
+                       "emulated on the CPU")
   opts = ap.parse_args(argv)
+  global TARGET
+  TARGET = opts.target
   if opts.oracle == "jax":
     from fuzz_oracle import available
     if not available():

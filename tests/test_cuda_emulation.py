@@ -222,7 +222,8 @@ def test_cumulative_reductions_bit_for_bit(shape, axis, reverse):
     return [lax.cumsum(x, **kw), lax.cumprod(1 + x * 1e-3, **kw), lax.cumlogsumexp(x, **kw),
             lax.cummax(x, **kw), lax.cummin(x, **kw), lax.cumsum(i, **kw),
             lax.cumprod(s, **kw), lax.cummax(i, **kw), lax.cumsum(x.astype(jnp.bfloat16), **kw),
-            lax.cummin(x.astype(jnp.float16), **kw)]
+            lax.cummin(x.astype(jnp.float16), **kw),
+            lax.cumlogsumexp(x * 2, **kw)]   # a second one in the module (its helper once)
   c, g = run_both(f, x, ints, small)
   for k, (a, b) in enumerate(zip(c, g)):
     assert_same(a, b, what=f"output {k}")

@@ -336,7 +336,7 @@ def _emit_sort(eqn, fn):
 
 # -- cumulative reductions ----------------------------------------------------------------
 
-_LOGADDEXP = r"""
+LOGADDEXP = r"""
 /* log(exp(a) + exp(b)) without overflow, as NumPy's logaddexp (scan_order's
    twin): equal operands (infinities of one sign too) give a + ln 2, a NaN
    difference gives it. */
@@ -482,7 +482,7 @@ def _emit_ordered(eqn, fn):
   (name, x, y, shape, axis, reverse, outer, n, inner, ct,
    acc, identity, combine) = _scan_parts(eqn)
   if name == "cumlogsumexp":
-    fn.unit.helper("logaddexp", lambda: _LOGADDEXP)
+    fn.unit.helper("logaddexp", lambda: LOGADDEXP)
   lanes, width, lane_stride, step, rows = _lanes(shape, axis)
   tasks = rows * -(-lanes // width)
   block = scan_order.SCAN_BLOCK

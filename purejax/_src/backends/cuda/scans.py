@@ -24,7 +24,6 @@ lane in order), as the C backend: with NaNs XLA's rule is not associative.
 import numpy as np
 
 from purejax._src.backends.cpu import codegen_ops, sort_scan
-from purejax._src.backends.cuda import device_prelude
 from purejax._src.backends.cuda.kernels import SCRATCH_DTYPES, GroupKernels, Launch, grid_stride
 from purejax._src.lax import scan_order
 
@@ -54,8 +53,6 @@ class _Scan:
 
   def build(self):
     outer, n, inner = self.outer, self.n, self.inner
-    if self.prim == "cumlogsumexp":
-      self.sources.append(device_prelude.device_functions(sort_scan._LOGADDEXP))
     if outer * n * inner:
       nb = -(-n // self.block)
       if nb == 1:
