@@ -125,7 +125,7 @@ def run_c(jaxpr, args):
     got = exe(*args)
   fallbacks = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)
                       and str(w.message).startswith("purejax")})
-  return got, hasattr(exe, "source"), fallbacks
+  return got, getattr(exe, "source", None) is not None, fallbacks
 
 
 def check_batch(programs):

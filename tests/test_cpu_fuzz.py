@@ -76,6 +76,17 @@ def test_random_programs_agree(family, seed):
   assert report.stats["compiled batches"] == 1   # C code ran, not a fallback
 
 
+@pytest.mark.parametrize("family,seed", [("mixed", 2000), ("control", 2001), ("index", 2002)])
+def test_random_programs_agree_on_the_emulated_gpu(family, seed, monkeypatch):
+  """The GPU backend's kernels (emulated) in the C backend's place
+  (``fuzz.py --target cuda_emulation``)."""
+  monkeypatch.setattr(fuzz, "TARGET", "cuda_emulation")
+  programs = _programs(family, seed)
+  report = fuzz.check_batch(programs)
+  assert not report.failures, _explain(programs, report)
+  assert report.stats["compiled batches"] == 1   # the GPU module ran, not the host fallback
+
+
 def test_through_jit():
   """The same programs through ``purejax.jit`` (the user's path: pjit,
   executable cache, tiered compilation made synchronous)."""
