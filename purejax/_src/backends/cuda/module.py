@@ -50,31 +50,33 @@ class Module:
                      for i, s in enumerate(self.steps))
 
 
+def _kernel_step(plan, step, name):
+  """The kernel step (named ``name``) computing ``step`` of ``plan``, or
+  None for a step run by its primitive's NumPy implementation."""
+  if type(step) is Group:
+    return kernels.build_group(plan, step, name)
+  eqn, native = step.eqn, hasattr(step, "inputs")
+  prim = eqn.primitive.name
+  if prim in scans.NAMES:
+    return scans.build(eqn, name)
+  if native and scatters.supported(eqn):
+    return scatters.ScatterKernel(step, name)
+  if native and prim in dynamic_slices.NAMES:
+    return dynamic_slices.DynamicSliceKernel(step, name)
+  if tridiagonal.supported(eqn):
+    return tridiagonal.TridiagonalKernel(eqn, name)
+  return None
+
+
 def generate(plan):
   """The Module of ``plan`` (a ``cpu.fusion`` Plan)."""
   steps, sources = [], [device_prelude.PRELUDE]
   for step in plan.steps:
-    if type(step) is Group:
-      k = kernels.build_group(plan, step, f"kernel_{len(sources) - 1}")
+    k = _kernel_step(plan, step, f"kernel_{len(sources) - 1}")
+    if k is not None:
       sources.append(k.source)
       steps.append(k)
-    elif hasattr(step, "eqn") and step.eqn.primitive.name in scans.NAMES:
-      k = scans.build(step.eqn, f"kernel_{len(sources) - 1}")
-      sources.append(k.source)
-      steps.append(k)
-    elif hasattr(step, "eqn") and hasattr(step, "inputs") and scatters.supported(step.eqn):
-      k = scatters.ScatterKernel(step, f"kernel_{len(sources) - 1}")
-      sources.append(k.source)
-      steps.append(k)
-    elif hasattr(step, "inputs") and step.eqn.primitive.name in dynamic_slices.NAMES:
-      k = dynamic_slices.DynamicSliceKernel(step, f"kernel_{len(sources) - 1}")
-      sources.append(k.source)
-      steps.append(k)
-    elif hasattr(step, "eqn") and tridiagonal.supported(step.eqn):
-      k = tridiagonal.TridiagonalKernel(step.eqn, f"kernel_{len(sources) - 1}")
-      sources.append(k.source)
-      steps.append(k)
-    elif hasattr(step, "eqn") and hasattr(step, "inputs"):   # a native step
+    elif hasattr(step, "inputs"):   # a native step: its operands may be views
       steps.append(HostNumpyStep(step.eqn, native=step))
     else:
       steps.append(HostNumpyStep(step.eqn))
