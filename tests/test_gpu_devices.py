@@ -553,3 +553,24 @@ def test_unfunctionalized_check_on_a_default_gpu(fake):
   assert float(f(jnp.float32(1.0))) == 2.0
   with pytest.raises(ValueError, match="Cannot abstractly evaluate a checkify.check"):
     jax.jit(f)(jnp.float32(-1.0))
+
+
+def test_values_are_dropped_after_their_last_use():
+  """The runner frees each value after the last step reading it (not an
+  output): a chain of matrix products holds two values at a time."""
+  from purejax._src.backends.cuda import runner
+  from tests.tier_pair import trace
+  a = np.ones((4, 4), np.float32)
+  jaxpr, _ = trace(lambda x: [jnp.tanh(jnp.tanh(jnp.tanh(x @ x) @ x) @ x) @ x, x.sum()], a)
+  run = runner.compile_jaxpr(jaxpr)
+  steps, outvars = run.module.steps, jaxpr.outvars
+  dead = runner._dead_after(steps, outvars)
+  for i, gone in enumerate(dead):
+    for v in gone:
+      assert v not in outvars
+      assert all(v not in runner._reads(s) for s in steps[i + 1:])
+  produced = [v for s in steps for v in (s.outputs if hasattr(s, "outputs") else s.eqn.outvars)]
+  read = {v for s in steps for v in runner._reads(s)}
+  intermediates = [v for v in produced if v in read and v not in outvars]
+  assert intermediates and all(sum(v in g for g in dead) == 1 for v in intermediates)
+  np.testing.assert_allclose(run(a)[1], 16.0)

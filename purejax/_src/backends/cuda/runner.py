@@ -20,7 +20,7 @@ from purejax._src.backends import numpy_backend
 from purejax._src.backends.cpu import fusion
 from purejax._src.backends.cuda import control_flow, emulation, gpu_runtime
 from purejax._src.backends.cuda import module as cuda_module
-from purejax._src.backends.cuda.kernels import UnsupportedOnGpu
+from purejax._src.backends.cuda.kernels import GroupKernels, UnsupportedOnGpu
 from purejax._src.jaxpr import Literal
 
 
@@ -102,10 +102,11 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   invars, outvars = plan.jaxpr.invars, plan.jaxpr.outvars
   loops = {id(s): control_flow.compile_step(s.eqn, device, compile_jaxpr)
            for s in mod.steps if type(s) is cuda_module.HostNumpyStep}
+  dead = _dead_after(mod.steps, outvars)
 
   def run(*args):
     env = {v: device.to_device(a, v.aval.dtype) for v, a in zip(invars, args)}
-    for step in mod.steps:
+    for step, gone in zip(mod.steps, dead):
       if hasattr(step, "run"):   # a kernel step taking its operands as the NumPy step's
         args = _operands(step, env, device, True, getattr(step, "arguments", None))
         env.update(zip(step.eqn.outvars, step.run(args, kernels, device)))
@@ -115,6 +116,8 @@ def compile_jaxpr(jaxpr, device=EMULATED):
         _loop(step, env, loops[id(step)], device)
       else:
         _host(step, env, read, device)
+      for v in gone:   # its memory back to the device's pool
+        env.pop(v, None)
     return [_literal(v, device) if type(v) is Literal else env[v] for v in outvars]
 
   run.source = mod.source
@@ -122,6 +125,38 @@ def compile_jaxpr(jaxpr, device=EMULATED):
   run.plan = plan
   run.loops = loops
   return run
+
+
+def _dead_after(steps, outvars):
+  """For each step, the values no later step (nor the result) reads: they
+  are dropped after it, so the device holds only live values (JAX frees a
+  buffer after its last use too)."""
+  last = {}
+  for i, step in enumerate(steps):
+    for v in _reads(step):
+      last[v] = i
+  kept = {v for v in outvars if type(v) is not Literal}
+  dead = [[] for _ in steps]
+  for v, i in last.items():
+    if v not in kept:
+      dead[i].append(v)
+  return dead
+
+
+def _reads(step):
+  """The values ``step`` may read: a kernel group's inputs, else its
+  equation's operands and, for a native step, the values they are views
+  of and its fill."""
+  if type(step) is GroupKernels:
+    return list(step.inputs)
+  native = getattr(step, "native", None)
+  out = []
+  for v in step.eqn.invars:
+    if type(v) is not Literal:
+      out += [v] if native is None else [v, native.read(v)]
+  if native is not None and native.fill is not None and type(native.fill) is not Literal:
+    out.append(native.fill)
+  return out
 
 
 _warned = set()
