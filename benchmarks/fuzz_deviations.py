@@ -332,9 +332,11 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       folded = _square_compared_with_zero(eqn, vals, prods, fired)
       if folded is not None:
         return folded
-    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp"):
+    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp", "pow"):
       y = np.asarray(prods[0][2][0])
-      fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
+      fired.add("log(rsqrt(x)), log(exp(x)) or log(pow(a, b)) simplified")
+      if prods[0][0] == "pow":   # b log|a|: a value for a negative a too (seed 144)
+        return (np.asarray(prods[0][2][1]) * np.log(np.abs(y))).astype(out.dtype)
       return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
     if name in ("acosh", "asinh") and kind == "f" and prods[0]:
       source = _log_source(prods[0], out.dtype)
@@ -659,6 +661,8 @@ def _folded(eqn, constant, vals):
     return True
   if name == "and" and any(c and not np.asarray(v).any() for c, v in zip(constant, vals)):
     return True
+  if name == "integer_pow" and eqn.params["y"] == 0:   # x ** 0 is 1 (seed 143)
+    return True
   if name == "select_n" and all(constant[1:]) and all(
       np.array_equal(vals[1], v) for v in vals[2:]):
     return True
@@ -753,8 +757,9 @@ def _cond(params, vals, prods, fired, only, constant):
   index = int(np.clip(np.asarray(vals[0]), 0, len(branches) - 1))
   # A known index: XLA inlines the branch, which sees the known operands.
   known = constant[1:] if constant[0] else ()
-  outs, folded, _ = _body(branches[index], vals[1:], prods[1:], fired, only, known)
-  return outs, [f and constant[0] for f in folded], [None] * len(outs)
+  outs, folded, made = _body(branches[index], vals[1:], prods[1:], fired, only, known)
+  # (inlined, its results' producers are seen by what follows: seed 144)
+  return outs, [f and constant[0] for f in folded], made if constant[0] else [None] * len(outs)
 
 
 def _while(params, vals, prods, fired, only, constant):

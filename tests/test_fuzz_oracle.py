@@ -98,6 +98,11 @@ def _known(program, x64=False):
      "log(rsqrt(x))"),
     (["v = jnp.log(jnp.exp(x))"], {"x": np.array([100.0, 1.0], np.float32)}, False,
      "log(exp(x))"),
+    # ... and log(pow(a, b)) is b * log(|a|), a value for a negative a (seed 144)
+    (["v = jnp.log(lax.pow(x, x))"], {"x": np.array([-1.0, -2.0, 3.0], np.float32)}, False,
+     "log(pow(a, b))"),
+    (["v = jnp.log(lax.switch(1, [lambda a: a, lambda a: lax.pow(a, a)], x))"],
+     {"x": np.array([-1.0, -2.0, 3.0], np.float32)}, True, "log(pow(a, b))"),
     (["v = jnp.log2(jnp.asarray(x, dtype=jnp.int32) ** y)"],
      {"x": np.array([-3.0, 5.0, 2.0], np.float32), "y": np.array([0.5, 1.5, 2.0], np.float32)},
      False, "log(pow(a, b))"),
@@ -125,6 +130,9 @@ def _known(program, x64=False):
     # ... also without x64, of a value made from an integer x - x (which XLA
     # makes 0), through a cond whose index is then known (seed 83)
     (["v = lax.clz(~(x - x))"], {"x": np.array([8, -4, 1], np.int32)}, False,
+     "clz of a constant"),
+    # ... or from x ** 0, which XLA makes 1 (seed 143)
+    (["v = lax.clz(-lax.integer_pow(x, 0))"], {"x": np.array([8, -4, 1], np.int32)}, False,
      "clz of a constant"),
     (["z = x - x",
       "v = lax.cond(jnp.max(z) > -3, lambda a: lax.clz(a - 5), lambda a: a, z)"],
