@@ -332,11 +332,9 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       folded = _square_compared_with_zero(eqn, vals, prods, fired)
       if folded is not None:
         return folded
-    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp", "pow"):
+    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp"):
       y = np.asarray(prods[0][2][0])
-      fired.add("log(rsqrt(x)), log(exp(x)) or log(pow(a, b)) simplified")
-      if prods[0][0] == "pow":   # b log|a|: a value for a negative a too (seed 144)
-        return (np.asarray(prods[0][2][1]) * np.log(np.abs(y))).astype(out.dtype)
+      fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
       return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
     if name in ("acosh", "asinh") and kind == "f" and prods[0]:
       source = _log_source(prods[0], out.dtype)
