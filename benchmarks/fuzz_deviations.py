@@ -382,7 +382,7 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
         return regrouped
     if name in ("add", "sub") and out.dtype == np.float32:
       products = [p for p in prods if _product(p) is not None]
-      if len(products) == 1:
+      if products:   # of two, LLVM contracts the first operand's (seed 145)
         return _fused_multiply_add(name, vals, prods, products[0], fired)
     if name == "sqrt" and kind == "f" and prods[0]:
       hit = _sqrt_of_square(prods[0], out.shape)

@@ -144,6 +144,10 @@ def _known(program, x64=False):
     # XLA:CPU fuses x - x * x into an FMA (seed 85's big program 2)
     (["v = x - x * x"], {"x": np.array([0.9974337, 1.0007457, 2.0], np.float32)}, False,
      "FMA"),
+    # ... of two products, the first operand's: x * x exact where it
+    # overflows, less a mean made a product by 1/n (seed 145's mixed program 11)
+    (["v = x * x - jnp.mean(x * x, axis=-1, keepdims=True)"],
+     {"x": np.array([[-3.4e38, 2.5, 59.592304]], np.float32)}, False, "FMA"),
     # ... also with a division by a scalar, a product by its reciprocal
     # (seed 88's edges program 7: 6 / -3 + 2 is 6e-8)
     (["v = y / -3 + x"], {"x": np.array([2.0, 1.0, 4.0], np.float32),
