@@ -51,11 +51,14 @@ class _Call:
     self.real = lapack.real_of(self.work)
     self.prefix = _PREFIX[self.work]
 
-  def routine(self, name):
+  def routine(self, name, suffix=""):
+    """The library's routine ``name`` (``suffix``: "_bufferSize", its
+    workspace query) for this dtype: orgqr, ormqr and syevd are ungqr,
+    unmqr and heevd for complex values."""
     lib = self.blas if name == "trsm" else self.solver
     if self.work.kind == "c":
       name = {"orgqr": "ungqr", "ormqr": "unmqr", "syevd": "heevd"}.get(name, name)
-    return getattr(lib, self.prefix + name)
+    return getattr(lib, self.prefix + name + suffix)
 
   @property
   def handle(self):
@@ -144,7 +147,7 @@ def potrf(x):
       c.batched(c.solver, "potrf")(c.handle, upper, n, pt.data.ptr, n, info.data.ptr, count)
     elif n and count:
       h = c.handle
-      size = getattr(c.solver, c.prefix + "potrf_bufferSize")(h, upper, n, t.data.ptr, n)
+      size = c.routine("potrf", "_bufferSize")(h, upper, n, t.data.ptr, n)
       ws = c.workspace(size)
       potrf_ = c.routine("potrf")
       for a, i in zip(_pointers(t), _pointers(info)):
@@ -169,7 +172,7 @@ def getrf(x):
       pivots = pivots - 1
     elif k and count:
       h = c.handle
-      size = getattr(c.solver, c.prefix + "getrf_bufferSize")(h, m, n, t.data.ptr, m)
+      size = c.routine("getrf", "_bufferSize")(h, m, n, t.data.ptr, m)
       ws = c.workspace(size)
       getrf_ = c.routine("getrf")
       for a, p, i in zip(_pointers(t), _pointers(pivots), _pointers(info)):
@@ -278,7 +281,7 @@ def _geqrf_into(c, t, taus, m, n):
   """Householder QR of each column-major m x n matrix of t, in place."""
   h = c.handle
   info = c.cp.zeros((t.shape[0],), np.int32)
-  size = getattr(c.solver, c.prefix + "geqrf_bufferSize")(h, m, n, t.data.ptr, m)
+  size = c.routine("geqrf", "_bufferSize")(h, m, n, t.data.ptr, m)
   ws = c.workspace(size)
   geqrf_ = c.routine("geqrf")
   for a, tau, i in zip(_pointers(t), _pointers(taus), _pointers(info)):
@@ -289,9 +292,7 @@ def _orgqr_into(c, q, taus, m, n, k):
   """Q's first n columns (in place of q, (count, n, m)) from k reflectors."""
   h = c.handle
   info = c.cp.zeros((q.shape[0],), np.int32)
-  name = "ungqr" if c.work.kind == "c" else "orgqr"
-  size = getattr(c.solver, c.prefix + name + "_bufferSize")(h, m, n, k, q.data.ptr, m,
-                                                             taus.data.ptr)
+  size = c.routine("orgqr", "_bufferSize")(h, m, n, k, q.data.ptr, m, taus.data.ptr)
   ws = c.workspace(size)
   orgqr_ = c.routine("orgqr")
   for a, tau, i in zip(_pointers(q), _pointers(taus), _pointers(info)):
@@ -365,9 +366,8 @@ def ormqr(a, taus, c, *, left, transpose):
       side = blas.CUBLAS_SIDE_LEFT if left else blas.CUBLAS_SIDE_RIGHT
       trans = ((blas.CUBLAS_OP_C if call.work.kind == "c" else blas.CUBLAS_OP_T) if transpose
                else blas.CUBLAS_OP_N)
-      name = "unmqr" if call.work.kind == "c" else "ormqr"
       h = call.handle
-      size = getattr(call.solver, call.prefix + name + "_bufferSize")(
+      size = call.routine("ormqr", "_bufferSize")(
           h, side, trans, m, n, k, reflectors.data.ptr, lda, tau.data.ptr, out.data.ptr, m)
       ws = call.workspace(size)
       info = call.cp.zeros((count,), np.int32)
@@ -393,9 +393,7 @@ def syevd(x, *, lower, vectors=True):
       h = c.handle
       jobz = c.solver.CUSOLVER_EIG_MODE_VECTOR if vectors else c.solver.CUSOLVER_EIG_MODE_NOVECTOR
       uplo = c.blas.CUBLAS_FILL_MODE_LOWER if lower else c.blas.CUBLAS_FILL_MODE_UPPER
-      name = "heevd" if c.work.kind == "c" else "syevd"
-      size = getattr(c.solver, c.prefix + name + "_bufferSize")(h, jobz, uplo, n, t.data.ptr,
-                                                                 n, w.data.ptr)
+      size = c.routine("syevd", "_bufferSize")(h, jobz, uplo, n, t.data.ptr, n, w.data.ptr)
       ws = c.workspace(size)
       syevd_ = c.routine("syevd")
       for a, wi, i in zip(_pointers(t), _pointers(w), _pointers(info)):
@@ -429,7 +427,7 @@ def gesdd(x, *, full_matrices, compute_uv):
     if k and count:
       job = ord("A" if full_matrices else "S") if compute_uv else ord("N")
       h = c.handle
-      size = getattr(c.solver, c.prefix + "gesvd_bufferSize")(h, rows, cols)
+      size = c.routine("gesvd", "_bufferSize")(h, rows, cols)
       ws = c.workspace(size)
       gesvd_ = c.routine("gesvd")
       for a, si, ui, vi, i in zip(_pointers(t), _pointers(s), _pointers(u), _pointers(vt),
