@@ -226,6 +226,7 @@ def _rules():
   global _RULES
   if _RULES is None:
     from purejax._src.lax import parallel as par
+    from purejax._src.lax.parallel_all_to_all import all_to_all_p
     from purejax._src.shard_map import shard_map_p
     axis_name = lambda p: par._as_names(p["axis_name"])
     _RULES = {
@@ -238,7 +239,7 @@ def _rules():
         par.all_gather_p: _collective_rule(axis_name, False),
         par.reduce_scatter_p: _collective_rule(axis_name, False),
         par.ppermute_p: _collective_rule(axis_name, False),
-        par.all_to_all_p: _collective_rule(axis_name, False),
+        all_to_all_p: _collective_rule(axis_name, False),
         shard_map_p: lambda body, prim, args, vmas, params: (prim, args, params, None),
     }
   return _RULES

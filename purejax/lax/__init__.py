@@ -32,9 +32,10 @@ from purejax._src.lax.reductions import (
 from purejax._src.lax.dot import Precision, dot, dot_general, dot_general_p
 from purejax._src.lax.stop_gradient import stop_gradient, stop_gradient_p
 from purejax._src.lax.parallel import (
-    all_gather, all_gather_p, all_to_all, all_to_all_p, axis_index, axis_index_p,
+    all_gather, all_gather_p, axis_index, axis_index_p,
     axis_size, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum,
     psum_p, psum_scatter)
+from purejax._src.lax.parallel_all_to_all import all_to_all, all_to_all_p
 from purejax._src.lax.parallel_ragged import ragged_all_to_all, ragged_all_to_all_p
 from purejax._src.lax.parallel_p2p import precv, psend
 from purejax._src.lax.control_flow.scan import associative_scan, map, scan, scan_p

@@ -436,7 +436,7 @@ def composite(decomposition, name, version=0):
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
   """Swaps the mapped axis ``axis_name`` with the array axis ``axis``:
   ``all_to_all(x, axis_name, axis, axis)``."""
-  from purejax._src.lax.parallel import all_to_all
+  from purejax._src.lax.parallel_all_to_all import all_to_all
   return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
