@@ -269,9 +269,10 @@ def test_slices_at_traced_positions_stay_on_the_device(gpu):
 
 
 @needs_cc
-def test_ragged_dot_and_its_gradient_on_the_device(gpu):
+@pytest.mark.parametrize("dtype", ["float32", "float16"])   # float16: products in float32
+def test_ragged_dot_and_its_gradient_on_the_device(gpu, dtype):
   rng = np.random.RandomState(8)
-  x, w = rng.randn(10, 4).astype(np.float32), rng.randn(3, 4, 5).astype(np.float32)
+  x, w = rng.randn(10, 4).astype(dtype), rng.randn(3, 4, 5).astype(dtype)
   gs = np.array([3, 0, 7], np.int32)
   f = jax.jit(lambda x, w, gs: (lax.ragged_dot(x, w, gs), jax.grad(
       lambda x, w: lax.ragged_dot(x, w, gs).sum(), argnums=(0, 1))(x, w)))
@@ -282,7 +283,7 @@ def test_ragged_dot_and_its_gradient_on_the_device(gpu):
   got = f(*args)
   assert before is None or _counts(gpu)[1] == before[1]
   for g, h in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
-    assert g.device == jax.devices()[0]
+    assert g.device == jax.devices()[0] and g.dtype == h.dtype == np.dtype(dtype)
     np.testing.assert_allclose(np.asarray(g), np.asarray(h), rtol=1e-5, atol=1e-5)
 
 

@@ -5,9 +5,10 @@ computes it (README: "Compilation is tiered").  The NumPy tier may stand in
 for the compiled C code only where both compute exactly the same thing:
 correctly rounded arithmetic, comparisons, data movement, integer code, and
 the float reductions (both backends sum in ``lax.reduction_order``'s fixed
-order), cumulative sums and products (``lax.scan_order``'s), and float32 exp, log, logistic and tanh (the C code's ``pj_``
+order), cumulative sums and products (``lax.scan_order``'s), float32 exp, log, logistic and tanh (the C code's ``pj_``
 helpers, whose NumPy twins in ``lax/math_f32.py`` are the primitives'
-``jit_impl``).  Other transcendental functions are not on the list: the C
+``jit_impl``), and float32 erf (its C code is the NumPy impl step for step,
+``cpu/erf_c.py``).  Other transcendental functions are not on the list: the C
 code's (glibc, libmvec) and NumPy's own SIMD versions round differently in
 the last ulp; nor are matrix products (NumPy's BLAS and SciPy's), sorting,
 the other cumulative reductions and library calls.  A jaxpr using any of those compiles before its first call.
@@ -34,7 +35,7 @@ SAME_IN_BOTH = frozenset("""
 
 
 # Primitives that both tiers compute bit for bit on float32 operands only.
-SAME_IN_BOTH_FLOAT32 = frozenset(("exp", "log", "logistic", "tanh"))
+SAME_IN_BOTH_FLOAT32 = frozenset(("exp", "log", "logistic", "tanh", "erf"))
 # Not on half floats: the NumPy impl rounds to the half type twice (1 / sqrt
 # x), the C code once.
 NOT_SAME_ON_HALF = frozenset(("rsqrt",))

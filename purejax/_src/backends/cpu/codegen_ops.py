@@ -14,7 +14,7 @@ NumPy within 2 ulp).
 """
 import numpy as np
 
-from purejax._src.backends.cpu import complex_c, complex_inverse_c, special_c
+from purejax._src.backends.cpu import complex_c, complex_inverse_c, erf_c, special_c
 
 _CTYPES = {
     "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -586,7 +586,7 @@ OPS = {
     "sinh": _math("sinh"), "cosh": _math("cosh"), "tanh": _math("tanh"),
     "asinh": _math("asinh"), "acosh": _math("acosh"), "atanh": _math("atanh"),
     "sqrt": _math("sqrt"), "cbrt": _math("cbrt"),
-    "erf": _math("erf"), "erfc": _math("erfc"),
+    "erf": (_floats, erf_c.emit("erf")), "erfc": (_floats, erf_c.emit("erfc")),
     "lgamma": (_floats, _lgamma),
     "rsqrt": (_complex_or(_floats), _rsqrt),
     "logistic": (_complex_or(_floats), _logistic),

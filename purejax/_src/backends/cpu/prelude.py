@@ -283,10 +283,10 @@ _LIBRARY_COMPLEX = complex_c.expand("".join(
     for name in complex_c.LIBRARY))
 PRELUDE += _COMPLEX_MACROS + complex_c.BASIC + _LIBRARY_COMPLEX + complex_c.DERIVED
 
-# digamma, zeta, the incomplete gamma and beta functions, i0e, i1e.
-from purejax._src.backends.cpu import special_c  # noqa: E402
+# digamma, zeta, the incomplete gamma and beta functions, i0e, i1e; erf, erfc.
+from purejax._src.backends.cpu import erf_c, special_c  # noqa: E402
 
-PRELUDE += special_c.SOURCE
+PRELUDE += special_c.SOURCE + erf_c.SOURCE
 
 # Portable C helpers (no libc calls but math.h's, no globals), in dependency
 # order: the CUDA backend's device prelude is built from these.

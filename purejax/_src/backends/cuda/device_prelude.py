@@ -7,7 +7,7 @@ library's complex functions, and ``cpu.complex_inverse_c``'s inverse
 trigonometric and hyperbolic ones) as device functions and device tables."""
 import re
 
-from purejax._src.backends.cpu import (codegen_ops, complex_c, complex_inverse_c, prelude,
+from purejax._src.backends.cpu import (codegen_ops, complex_c, complex_inverse_c, erf_c, prelude,
                                       sort_scan, special_c)
 
 # The header alone: what a hand-written kernel needs (cuda/solver.py).
@@ -94,6 +94,6 @@ def device_functions(c_source):
 
 
 PRELUDE = HEADER + _COMPLEX + device_functions(
-    prelude.PORTABLE + special_c.SOURCE + complex_c.BASIC + complex_c.ANNEX_G
+    prelude.PORTABLE + special_c.SOURCE + erf_c.SOURCE + complex_c.BASIC + complex_c.ANNEX_G
     + complex_inverse_c.SOURCE + complex_c.DERIVED
     + sort_scan.LOGADDEXP)   # (cumlogsumexp's; once per module, however many scans)
