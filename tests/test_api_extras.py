@@ -8,6 +8,7 @@ import pytest
 
 import purejax as jax
 import purejax.numpy as jnp
+from purejax._src import devices
 from purejax._src.config import config
 
 
@@ -37,7 +38,15 @@ def test_non_bool_state_needs_a_value():
   with jax.default_device("cpu"):
     assert config.jax_default_device == "cpu"
   with pytest.raises(ValueError, match="Device object"):
-    config.update("jax_default_device", "tpu")
+    config.update("jax_default_device", "cuda")
+  with jax.default_device("tpu"):   # accepted, as in JAX; refused where used
+    with pytest.raises(RuntimeError, match="tpu"):
+      jnp.ones(3)
+  if not devices.gpu_list():
+    with jax.default_device("gpu"):   # JAX's message where there is no GPU
+      with pytest.raises(RuntimeError, match="Unknown backend: 'gpu' requested, but no "
+                         "platforms that are instances of gpu are present"):
+        jnp.ones(3)
   with jax.default_prng_impl("threefry2x32"):
     assert jax.default_prng_impl.value == "threefry2x32"
 

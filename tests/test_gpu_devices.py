@@ -445,6 +445,59 @@ def test_a_default_gpu_runs_everything(fake):
 
 
 @needs_cc
+def test_default_device_places_new_arrays_and_jitted_calls(fake):
+  """``jax.default_device`` moves where arrays are made and where eager
+  operations and jitted calls on uncommitted values run; the default
+  backend and ``jax.devices()`` stay JAX_PLATFORMS's."""
+  def program():
+    return [jnp.ones(3) + 2, jax.jit(lambda a: a * 2)(np.arange(3.0)), jnp.arange(4.0)]
+  cpu = jax.devices("cpu")[0]
+  for chosen in (cpu, "cpu"):
+    with jax.default_device(chosen):
+      assert jax.default_backend() == "gpu" and jax.devices()[0] == jax.devices("gpu")[0]
+      for x in program():
+        assert x.device == cpu and type(x._v) is np.ndarray
+  second = jax.devices()[1]
+  with config.override("jax_platforms", "cpu,cuda"):
+    assert jax.default_backend() == "cpu"
+    for chosen, where in ((second, second), ("gpu", jax.devices("gpu")[0])):
+      with jax.default_device(chosen):
+        for x in program():
+          assert x.device == where and isinstance(x._v, fake.ndarray)
+    for x in program():
+      assert x.device == cpu
+
+
+@needs_cc
+def test_donated_gpu_arrays_are_deleted(gpu):
+  x = jax.device_put(np.arange(3.0, dtype=np.float32), jax.devices()[1])
+  y = jax.jit(lambda a: a + 1, donate_argnums=0)(x)
+  assert x.is_deleted() and not y.is_deleted() and y.device == jax.devices()[1]
+  np.testing.assert_array_equal(np.asarray(y), [1, 2, 3])
+
+
+@needs_cc
+def test_tokens_on_a_default_gpu(fake):
+  """Tokens carry no data: made eagerly as on the CPU, used inside a jitted
+  function, refused at its boundary as on the CPU."""
+  assert type(lax.after_all(lax.create_token(), lax.create_token())).__name__ == "Token"
+  f = jax.jit(lambda x: (lax.after_all(lax.create_token(x)), x * 2)[1])
+  assert f(np.ones(3)).device == jax.devices()[0]
+  with pytest.raises(NotImplementedError, match="tokens"):
+    jax.jit(lambda x: (lax.create_token(x), x))(1.0)
+
+
+@needs_cc
+def test_errors_on_a_default_gpu_are_jaxs(fake):
+  """A result the device cannot hold, and an argument of no JAX type, raise
+  JAX's errors as on the CPU."""
+  with pytest.raises(jax.errors.JaxRuntimeError, match="RESOURCE_EXHAUSTED"):
+    jax.jit(lambda: jnp.ones(2 ** 40))()
+  with pytest.raises(TypeError, match="Error interpreting argument to neg as a JAX value"):
+    lax.neg(np.ones(2, np.longdouble))
+
+
+@needs_cc
 def test_what_has_no_gpu_kernel_runs_on_the_host_with_a_warning(fake, monkeypatch):
   """A function with no device code (here asinh, made so) makes the whole
   jitted function run on host copies, warned about once."""

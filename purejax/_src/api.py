@@ -409,7 +409,10 @@ class JitWrapped:
           raise OnGpu
         outs = _run_compiled(traced, inputs, rerun)
       except OnGpu:
-        return self._call_on_gpu(args, kwargs, traced, split)
+        out = self._call_on_gpu(args, kwargs, traced, split)
+        if donated:
+          self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
+        return out
       if donated:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
       elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
@@ -433,6 +436,7 @@ class JitWrapped:
     from purejax._src import gpu_dispatch
     if traced is None:
       traced, split = self._get_traced(args, kwargs)
+    _check_no_tokens(traced.jaxpr)
     rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
     outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun)
     return traced.out_tree.unflatten(outs)

@@ -256,11 +256,14 @@ def _refuse(name, bad, why):
 
 
 def _validate_default_device(value):
-  if value is None or value == "cpu" or type(value).__name__ == "Device":
+  # As JAX: a platform absent here ('gpu' without one, 'tpu') is accepted
+  # and raises where an array or computation would go to it.
+  if value is None or value in ("cpu", "gpu", "tpu") or \
+      type(value).__name__ in ("Device", "CudaDevice"):
     return value
   raise ValueError("jax.default_device must be passed either a Device object (e.g. "
                    "`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or "
-                   f"'gpu', got: {value!r} (purejax has only the 'cpu' platform)")
+                   f"'gpu', got: {value!r}")
 
 
 _GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
@@ -284,7 +287,7 @@ config.define("jax_debug_key_reuse", False, validator=_refuse(
     "jax_debug_key_reuse", (True,), "key reuse checking is not implemented."),
     help="Check for reuse of typed PRNG keys (not supported).")
 config.define("jax_default_device", None, kind=object, validator=_validate_default_device,
-              help="Default device (purejax has one CPU device: recorded only).")
+              help="Default device of arrays and jitted calls (jax.default_device).")
 config.define("jax_allow_f16_reductions", True, validator=_refuse(
     "jax_allow_f16_reductions", (False,), "reductions of float16/bfloat16 are always "
     "allowed."), help="If False, reductions on f16/bf16 raise (not supported).")

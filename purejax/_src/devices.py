@@ -114,12 +114,26 @@ def gpu_list():
   return _gpu_objects
 
 
-def default_device():
-  """The device arrays and computations go to unless placed."""
+def platform_default_device():
+  """The default backend's first device: a GPU when JAX_PLATFORMS names
+  GPUs first (and CuPy finds one), else the CPU."""
   gpus = gpu_list()
   if gpus and _platform_names()[0] in _CUDA_NAMES:
     return gpus[0]
   return CPU
+
+
+def default_device():
+  """The device arrays and computations go to unless placed:
+  ``jax.default_device``'s (a device, or a platform's first device) when
+  set, else the default backend's."""
+  chosen = config.jax_default_device
+  if chosen is None:
+    return platform_default_device()
+  if isinstance(chosen, str):
+    return gpu_list()[0] if _check_backend(chosen) else CPU
+  # A CPU device stands for the host (CPU devices share its memory).
+  return chosen if type(chosen) is CudaDevice else CPU
 
 
 def gpu_is_default():
@@ -293,7 +307,7 @@ def _check_backend(backend):
   error for one that is absent or unknown."""
   _check_platforms()
   if backend is None:
-    return gpu_is_default()
+    return platform_default_device() is not CPU
   if backend == "cpu":
     return False
   gpus = bool(gpu_list())
@@ -350,7 +364,7 @@ def local_device_count(backend=None):
 def default_backend():
   """The platform computations run on by default: ``"cpu"`` or ``"gpu"``."""
   _check_platforms()
-  return default_device().platform
+  return platform_default_device().platform
 
 
 def process_index(backend=None):

@@ -12,11 +12,12 @@ import weakref
 
 import numpy as np
 
-from purejax._src import core, debug_nans, dtypes
+from purejax._src import core, debug_nans, dtypes, errors
 from purejax._src.array import Array, _new
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from purejax._src.devices import SingleDeviceSharding, default_device, gpu_list
+from purejax._src.interpreters.dispatch import eager_aval
 
 
 _executables = weakref.WeakKeyDictionary()   # const-free closed jaxpr -> {GPU: executable}
@@ -90,7 +91,11 @@ def run_jitted(closed_jaxpr, inputs, rerun=None, check=True):
   index = gpu_index(vals)
   if index is None:   # all on the host: on the default device (a GPU)
     index = default_device().id
-  outs = executable(closed_jaxpr, index)(*vals)
+  try:
+    outs = executable(closed_jaxpr, index)(*vals)
+  except MemoryError as e:   # CuPy's OutOfMemoryError: XLA's error
+    raise errors.JaxRuntimeError(f"RESOURCE_EXHAUSTED: Out of memory on {gpu_list()[index]}: "
+                                 f"{e}") from None
   committed = any(getattr(x, "committed", False) for x in inputs)
   results = [_wrap(b, a, index, committed) for b, a in zip(outs, closed_jaxpr.out_avals)]
   if debug_nans.enabled and check:
@@ -106,10 +111,11 @@ _MAX_EAGER = 4096   # entries kept (emptied when full)
 def apply_primitive(primitive, args, params):
   """``primitive`` applied eagerly on the GPU (some argument is there, or
   the GPU is the default device)."""
-  for x in args:
-    if isinstance(x, core.Tracer):   # a tracer that escaped its trace
-      raise core.escaped_tracer_error(x)
-  avals = tuple(x.aval if type(x) is Array else core.get_aval(x) for x in args)
+  # (eager_aval: JAX's errors for an escaped tracer, a value of no JAX type)
+  avals = tuple(x.aval if type(x) is Array else eager_aval(primitive, i, x)
+                for i, x in enumerate(args))
+  if primitive.name in ("create_token", "after_all"):   # no data: a Token, as on the CPU
+    return primitive.impl(*args, **params)
   if getattr(primitive, "unstaged_error", None) is not None:
     # What no compiler takes (an unfunctionalized checkify.check) runs as
     # it is, on the host, as on the CPU.

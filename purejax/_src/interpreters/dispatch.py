@@ -27,13 +27,15 @@ _flag_caches = []
 _debug_special = False
 
 
-_platforms_named = False   # JAX_PLATFORMS names a GPU: the default device may be one
+# JAX_PLATFORMS names a GPU, or jax.default_device is set: the default
+# device may be a GPU (or a platform absent here, which raises).
+_platforms_named = False
 
 
 def _on_config_change():
   global _debug_special, _platforms_named
   _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
-  _platforms_named = devices.platforms_name_gpu()
+  _platforms_named = devices.platforms_name_gpu() or config.jax_default_device is not None
   for cache in _flag_caches:
     cache.clear()
 
@@ -44,16 +46,22 @@ config.add_watcher(_on_config_change)
 
 def _concrete_arg(primitive, position, x):
   """(numpy value, aval) of an eager argument that is not an Array."""
+  aval = eager_aval(primitive, position, x)
+  return np.asarray(x, dtype=aval.dtype), aval
+
+
+def eager_aval(primitive, position, x):
+  """The aval of an eager argument that is not an Array; JAX's TypeError
+  for a value that is no JAX type."""
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
   try:
-    aval = core.get_aval(x)
+    return core.get_aval(x)
   except TypeError:
     raise TypeError(
         f"Error interpreting argument to {primitive.name} as a JAX value. The problematic "
         f"value is of type {type(x)} and was passed to {primitive.name} at position "
         f"{position}.\n") from None
-  return np.asarray(x, dtype=aval.dtype), aval
 
 
 def unaliased(out, foreign, multiple_results):
