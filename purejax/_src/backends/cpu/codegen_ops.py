@@ -74,7 +74,8 @@ def _bits(dtype):
   return np.dtype(dtype).itemsize * 8
 
 
-def _real_dtype(dtype):
+def real_dtype(dtype):
+  """The dtype of a complex dtype's parts."""
   return np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else np.float64)
 
 
@@ -102,7 +103,7 @@ def literal(value, dtype):
   kind, ct = dtype_kind(dtype), ctype(dtype)
   value = np.asarray(value).astype(dtype)[()]
   if kind == "c":
-    real = _real_dtype(dtype)
+    real = real_dtype(dtype)
     return f"PJ_COMPLEX({literal(value.real, real)}, {literal(value.imag, real)})"
   if is_half(dtype):
     value = np.float32(value)
@@ -474,9 +475,9 @@ def _convert(ctx, args, ins, out, params):
   if dtype_kind(src) == "c":
     if dtype_kind(dst) == "c":
       return f"(({ct}){a})"   # each part converted
-    a, src = f"PJ_REAL({a})", _real_dtype(src)   # the imaginary part is dropped
+    a, src = f"PJ_REAL({a})", real_dtype(src)   # the imaginary part is dropped
   if dtype_kind(dst) == "c":
-    real = _real_dtype(dst)
+    real = real_dtype(dst)
     re = _convert(ctx, [a], [src], real, params)
     return f"PJ_COMPLEX({re}, ({ctype(real)})0)"
   if is_half(src):   # its value is a float, exactly

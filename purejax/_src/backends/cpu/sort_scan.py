@@ -369,7 +369,7 @@ def _accumulator(name, dtype):
     return "double", "(-(double)INFINITY)", lambda a, b: f"pj_logaddexp({a}, {b})"
   is_max = name == "cummax"
   if c:   # pj_cmax(a, b) is b unless a is strictly first: (-inf, -inf) never is
-    inf = codegen_ops.literal(-np.inf if is_max else np.inf, codegen_ops._real_dtype(dtype))
+    inf = codegen_ops.literal(-np.inf if is_max else np.inf, codegen_ops.real_dtype(dtype))
     helper = f"pj_c{'max' if is_max else 'min'}{'f' if dtype == np.complex64 else ''}"
     return ct, f"PJ_COMPLEX({inf}, {inf})", lambda a, b: f"{helper}({a}, {b})"
   identity = codegen_ops.lowest(dtype) if is_max else codegen_ops.highest(dtype)
