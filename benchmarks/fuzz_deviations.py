@@ -76,7 +76,8 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     minus the bits it added: -56 for an int8, -32 for an int32, where 0 is
     right (as on a traced value).  Seen on a ``pad`` that cuts its operand
     away entirely, leaving the padding value (seed 16's shape program 2,
-    ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``), and
+    ``--seed 16 --x64 --oracle jax --programs 400 --per-batch 20``; seed
+    149's integer program 5 computes on the padding value first), and
     on values made from an integer ``x - x`` (which XLA simplifies to 0),
     through conds whose index is then known (seed 83's control program 8
     and convert program 8, ``--seed 83 --oracle jax --programs 800
@@ -332,10 +333,10 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       folded = _square_compared_with_zero(eqn, vals, prods, fired)
       if folded is not None:
         return folded
-    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp"):
-      y = np.asarray(prods[0][2][0])
-      fired.add("log(rsqrt(x)) or log(exp(x)) simplified")
-      return (y if prods[0][0] == "exp" else -0.5 * np.log(y)).astype(out.dtype)
+    if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp", "exp2"):
+      fired.add("log(rsqrt(x)) or log(exp(x)) simplified")   # exp2: x log 2 (seed 150)
+      return (-0.5 * np.log(np.asarray(prods[0][2][0]))).astype(out.dtype) \
+          if prods[0][0] == "rsqrt" else _log_source(prods[0], out.dtype)[0]
     if name in ("acosh", "asinh") and kind == "f" and prods[0]:
       source = _log_source(prods[0], out.dtype)
       if source is not None:
@@ -661,6 +662,8 @@ def _folded(eqn, constant, vals):
     return True
   if name == "integer_pow" and eqn.params["y"] == 0:   # x ** 0 is 1 (seed 143)
     return True
+  if name == "pad" and constant[1] and _all_padding((name, eqn.params, vals)):
+    return True   # only its padding value left (seed 149's integer program 5)
   if name == "select_n" and all(constant[1:]) and all(
       np.array_equal(vals[1], v) for v in vals[2:]):
     return True

@@ -117,6 +117,9 @@ def _known(program, x64=False):
     # the same inside loop and cond bodies (the emulation steps through them)
     (["v = lax.fori_loop(0, n, lambda i, c: jnp.log2(jnp.exp(c)), x)"],
      {"x": np.array([100.0, 1.0], np.float32), "n": np.int32(2)}, False, "log(exp(x))"),
+    # ... and log(exp2(x)) is x * log(2), finite where exp2 overflows (seed 150)
+    (["v = jnp.log(jnp.exp2(x))"], {"x": np.array([132.54303, 4.0], np.float32)}, False,
+     "log(exp(x))"),
     (["v = lax.cond(n > 0, lambda: jnp.log(jnp.exp(x)), lambda: x)"],
      {"x": np.array([100.0, 1.0], np.float32), "n": np.int32(2)}, False, "log(exp(x))"),
     (["v = lax.scan(lambda c, y: (c, jnp.log(jnp.exp(y))), 0.0, x)[1]"],
@@ -129,6 +132,11 @@ def _known(program, x64=False):
     # makes 0), through a cond whose index is then known (seed 83)
     (["v = lax.clz(~(x - x))"], {"x": np.array([8, -4, 1], np.int32)}, False,
      "clz of a constant"),
+    # ... or computed from such a pad's padding value (seed 149's integer
+    # program 5: the power by square and multiply of a pad cut away)
+    (["w = lax.pad(x, np.int8(-1), [(0, 0, 0), (-1, 1, 0)])",
+      "v = lax.clz(jnp.power(w, w))"],
+     {"x": np.array([[5], [-3], [9]], np.int8)}, False, "clz of a constant"),
     # ... or from x ** 0, which XLA makes 1 (seed 143)
     (["v = lax.clz(-lax.integer_pow(x, 0))"], {"x": np.array([8, -4, 1], np.int32)}, False,
      "clz of a constant"),
