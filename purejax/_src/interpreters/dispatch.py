@@ -29,13 +29,13 @@ _debug_special = False
 
 # JAX_PLATFORMS names a GPU, or jax.default_device is set: the default
 # device may be a GPU (or a platform absent here, which raises).
-_platforms_named = False
+_default_may_be_off_host = False
 
 
 def _on_config_change():
-  global _debug_special, _platforms_named
+  global _debug_special, _default_may_be_off_host
   _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
-  _platforms_named = devices.platforms_name_gpu() or config.jax_default_device is not None
+  _default_may_be_off_host = devices.platforms_name_gpu() or config.jax_default_device is not None
   for cache in _flag_caches:
     cache.clear()
 
@@ -86,7 +86,7 @@ def _apply_to_keys(primitive, args, params):
 
 def apply_primitive(primitive, args, params):
   """``primitive`` applied to concrete arguments (the eval trace's rule)."""
-  if _platforms_named and devices.gpu_is_default():   # everything runs on the GPU
+  if _default_may_be_off_host and devices.gpu_is_default():   # everything runs on the GPU
     from purejax._src import gpu_dispatch
     return gpu_dispatch.apply_primitive(primitive, args, params)
   vals, avals = [], []
@@ -169,7 +169,7 @@ def eager_binary(make_plan):
   _flag_caches.append(plans)
 
   def fast(x, y):
-    if _ctx.trace is not _eval_trace or _platforms_named:
+    if _ctx.trace is not _eval_trace or _default_may_be_off_host:
       return None
     tx, ty = type(x), type(y)
     key = (x.aval if tx is Array else tx, y.aval if ty is Array else ty)
@@ -223,7 +223,7 @@ def eager_unary(make_plan):
   _flag_caches.append(plans)
 
   def fast(x):
-    if _ctx.trace is not _eval_trace or _platforms_named:
+    if _ctx.trace is not _eval_trace or _default_may_be_off_host:
       return None
     plan = plans.get(x.aval)
     if plan is None:
