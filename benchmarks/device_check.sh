@@ -4,7 +4,7 @@
 # root:  sh benchmarks/device_check.sh
 # The CPU benchmarks against JAX on all the machine's cores (issue 19's
 # 16-core measurements), then the reproducibility tests, whose thread
-# counts 1, 2 and 4 run on more cores than CI has.  Results go to $OUT
+# counts (up to 16) run there on as many cores.  Results go to $OUT
 # (the device tool brings that folder back) or benchmarks/results/device.
 set -u
 out="${OUT:-benchmarks/results/device}"
