@@ -42,6 +42,7 @@ class FakeCupy(types.SimpleNamespace):
     # replayed by Graph.launch into the same buffers (fixed addresses).
     self.capturing = None
     self.graph_launches = 0
+    self.stream_waits = 0   # streams synchronized
 
     class ndarray:   # noqa: N801  (CuPy's name)
       def __init__(self, host, device_id):
@@ -215,6 +216,9 @@ class FakeCupy(types.SimpleNamespace):
         tape, fake.capturing = fake.capturing, None
         return types.SimpleNamespace(launch=lambda stream=None: replay(tape))
 
+      def synchronize(self):
+        fake.stream_waits += 1
+
     def replay(tape):
       fake.graph_launches += 1
       for operation in tape:
@@ -229,7 +233,7 @@ class FakeCupy(types.SimpleNamespace):
                                       cublas=self.solver_libraries.cublas,
                                       device=self.solver_libraries.device,
                                       Stream=Stream, MemoryPool=MemoryPool,
-                                      get_current_stream=lambda: None,
+                                      get_current_stream=lambda: Stream(),
                                       using_allocator=lambda malloc: contextlib.nullcontext())
 
     class RawModule:

@@ -118,3 +118,22 @@ def test_large_results_on_the_dispatch_thread_reuse_memory():
   assert out.returncode == 0, out.stderr
   faults_per_call = int(out.stdout.split()[-1])
   assert faults_per_call < 96 * 256 // 4, faults_per_call   # 96 MB is 24576 pages
+
+
+def test_a_callback_may_call_large_jitted_functions_and_wait():
+  """A callback runs on the worker: a computation it dispatches runs at
+  once (queued behind the running one, it would wait for it forever)."""
+  inner = jax.jit(lambda x: lax.fori_loop(0, 3, lambda i, a: a * 2.0, x))
+
+  def callback(v):
+    jax.effects_barrier()
+    return np.asarray(inner(v))
+
+  f = jax.jit(lambda x: lax.fori_loop(0, 2, lambda i, a: jax.pure_callback(
+      callback, jax.ShapeDtypeStruct(a.shape, a.dtype), a), x))
+  done = []
+  thread = threading.Thread(target=lambda: done.append(np.asarray(f(jnp.ones(3)))), daemon=True)
+  thread.start()
+  thread.join(60)
+  assert done, "the call did not finish"
+  np.testing.assert_array_equal(done[0], np.full(3, 64.0, np.float32))

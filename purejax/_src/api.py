@@ -438,7 +438,8 @@ class JitWrapped:
       traced, split = self._get_traced(args, kwargs)
     _check_no_tokens(traced.jaxpr)
     rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
-    outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun)
+    outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun,
+                                   may_defer=True)
     return traced.out_tree.unflatten(outs)
 
   def _call_with_scalars(self, args):

@@ -102,13 +102,7 @@ def typeof(x):
 def effects_barrier():
   """Waits until every computation dispatched so far (and the callbacks,
   e.g. ``jax.debug.print``, that it runs) has finished."""
-  jobs = async_dispatch._queue
-  if jobs is None:   # nothing was ever dispatched asynchronously
-    return
-  # The worker runs jobs in order: once a no-op job is done, so is all before.
-  job = async_dispatch._Job(lambda: (), [])
-  jobs.put(job)
-  job.event.wait()
+  async_dispatch.wait_for_all()
 
 
 def live_arrays(platform=None):

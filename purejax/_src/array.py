@@ -178,9 +178,13 @@ class ArrayImpl(core.ArrayBase):
       from purejax._src.sharding_types import concrete_sharding
       return concrete_sharding(self.aval)
     v = self._v
-    if type(v) is np.ndarray or type(v) is Pending:
+    if type(v) is Pending:
+      gpu = v.gpu
+    else:
+      gpu = None if type(v) is np.ndarray else v.device.id
+    if gpu is None:
       return _devices.SingleDeviceSharding(_devices.CPU)
-    return _devices.SingleDeviceSharding(_devices.gpu_list()[v.device.id])
+    return _devices.SingleDeviceSharding(_devices.gpu_list()[gpu])
 
   @property
   def committed(self):
@@ -309,7 +313,9 @@ def pending_or_dense(x):
   """What a dispatched computation takes for Array ``x``: its pending value
   as it is (the worker resolves it), else ``dense_value(x)``."""
   v = x._v
-  return v if type(v) is Pending else dense_value(x)
+  if type(v) is Pending and v.gpu is None:
+    return v
+  return dense_value(x)   # (OnGpu for a value on a GPU, pending or not)
 
 
 def with_sharding(array, sharding):

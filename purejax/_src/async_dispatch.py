@@ -10,7 +10,8 @@ inputs are pending finds them done.
 Small computations run synchronously: handing work to a thread costs tens of
 microseconds, more than they take.  A computation is "large" when its
 estimated work (cost_analysis flops plus bytes) reaches ``ASYNC_MIN_WORK`` or
-it has a loop.
+it has a loop.  On a GPU, kernel launches return at once anyway: the worker
+takes the computations that wait for the host (``waits_on_host_on_gpu``).
 """
 import os
 import queue
@@ -20,20 +21,28 @@ import numpy as np
 
 ASYNC_MIN_WORK = 1e8
 _LOOPS = frozenset({"scan", "while"})
+# What a computation on a GPU waits for the host in: the runner reads a
+# while loop's or a cond's predicate back, and callbacks run on the host.
+_GPU_HOST_WAITS = frozenset({"while", "cond", "pure_callback", "io_callback"})
+# ... but debugging (prints, breakpoints) stays in step with the caller.
+_DEBUGGING = frozenset({"debug_callback", "debug_print"})
 
 
 class Pending:
-  """The value of output ``index`` of a dispatched computation."""
-  __slots__ = ("job", "index", "dtype")
+  """The value of output ``index`` of a dispatched computation: a NumPy
+  array, or a device array on GPU ``gpu`` (None: on the host)."""
+  __slots__ = ("job", "index", "dtype", "gpu")
 
-  def __init__(self, job, index, dtype):
-    self.job, self.index, self.dtype = job, index, dtype
+  def __init__(self, job, index, dtype, gpu=None):
+    self.job, self.index, self.dtype, self.gpu = job, index, dtype, gpu
 
   def done(self):
     return self.job.event.is_set()
 
   def resolve(self):
     value = self.job.result()[self.index]
+    if self.gpu is not None:   # stays on its GPU
+      return value
     if type(value) is not np.ndarray or value.dtype != self.dtype:
       value = np.asarray(value, dtype=self.dtype)
     value.setflags(write=False)
@@ -77,14 +86,30 @@ def _forget_worker():
 os.register_at_fork(after_in_child=_forget_worker)
 
 
+_here = threading.local()   # .on_worker: set on the worker thread
+
+
 def _worker(jobs):
+  _here.on_worker = True
   while True:
     jobs.get().execute()
 
 
-def dispatch(run, args, dtypes):
+def wait_for_all():
+  """Waits until every computation dispatched so far has finished (on the
+  worker, in a callback: those before the running one have)."""
+  jobs = _queue
+  if jobs is None or getattr(_here, "on_worker", False):
+    return
+  # The worker runs jobs in order: once a no-op job is done, so is all before.
+  job = _Job(lambda: (), [])
+  jobs.put(job)
+  job.event.wait()
+
+
+def dispatch(run, args, dtypes, gpu=None):
   """Runs ``run(*args)`` (``args`` may hold Pending values) on the worker;
-  returns one Pending per output dtype."""
+  returns one Pending per output dtype (device arrays on GPU ``gpu``)."""
   global _queue
   if _queue is None:
     with _lock:
@@ -94,27 +119,39 @@ def dispatch(run, args, dtypes):
                          name="purejax-dispatch").start()
         _queue = q
   job = _Job(run, args)
-  _queue.put(job)
-  return [Pending(job, i, dt) for i, dt in enumerate(dtypes)]
+  if getattr(_here, "on_worker", False):
+    # Called from a callback of a computation the worker runs: queued, it
+    # would wait for that computation, which waits for it.
+    job.execute()
+  else:
+    _queue.put(job)
+  return [Pending(job, i, dt, gpu) for i, dt in enumerate(dtypes)]
 
 
 def is_large(closed_jaxpr):
   """Whether a computation is worth running asynchronously."""
   from purejax._src import cost_analysis
   jaxpr = closed_jaxpr.jaxpr
-  if _has_loop(jaxpr):
+  if _uses(jaxpr, _LOOPS):
     return True
   cost = cost_analysis.jaxpr_cost(closed_jaxpr)
   return cost.get("flops", 0.0) + cost.get("bytes accessed", 0.0) >= ASYNC_MIN_WORK
 
 
-def _has_loop(jaxpr):
+def waits_on_host_on_gpu(closed_jaxpr):
+  """Whether a computation run on a GPU waits for the host (its call would
+  block until the GPU gets there, where JAX's returns at once)."""
+  jaxpr = closed_jaxpr.jaxpr
+  return _uses(jaxpr, _GPU_HOST_WAITS) and not _uses(jaxpr, _DEBUGGING)
+
+
+def _uses(jaxpr, names):
   for eqn in jaxpr.eqns:
-    if eqn.primitive.name in _LOOPS:
+    if eqn.primitive.name in names:
       return True
     for value in eqn.params.values():
       for sub in value if isinstance(value, (tuple, list)) else (value,):
         inner = getattr(sub, "jaxpr", None)
-        if inner is not None and hasattr(inner, "eqns") and _has_loop(inner):
+        if inner is not None and hasattr(inner, "eqns") and _uses(inner, names):
           return True
   return False

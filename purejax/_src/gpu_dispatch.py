@@ -8,12 +8,14 @@ raises it for a GPU value, so the jit fast paths cost nothing more on the
 CPU.  Host inputs of a computation on a GPU are copied there; results stay
 on the GPU, committed to it where an input was (as in JAX).
 """
+import functools
 import weakref
 
 import numpy as np
 
-from purejax._src import core, debug_nans, dtypes, errors
+from purejax._src import async_dispatch, core, debug_nans, dtypes, errors
 from purejax._src.array import Array, _new
+from purejax._src.async_dispatch import Pending
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from purejax._src.devices import SingleDeviceSharding, default_device, gpu_list
@@ -21,12 +23,15 @@ from purejax._src.interpreters.dispatch import eager_aval
 
 
 _executables = weakref.WeakKeyDictionary()   # const-free closed jaxpr -> {GPU: executable}
+_defer = weakref.WeakKeyDictionary()   # const-free closed jaxpr -> whether calls are deferred
 
 
 def gpu_index(values):
-  """The GPU that the device buffers among ``values`` are on (None: none
-  is); JAX's ValueError for buffers on different GPUs."""
-  found = {v.device.id for v in values if type(v) is not np.ndarray and gpu_runtime.is_buffer(v)}
+  """The GPU that the device buffers (or pending ones) among ``values`` are
+  on (None: none is); JAX's ValueError for buffers on different GPUs."""
+  found = {v.gpu if type(v) is Pending else v.device.id for v in values
+           if type(v) is Pending and v.gpu is not None
+           or type(v) is not np.ndarray and gpu_runtime.is_buffer(v)}
   if len(found) > 1:
     devices = ", ".join(repr(gpu_list()[i]) for i in sorted(found))
     raise ValueError(f"Received incompatible devices for jitted computation. Got argument "
@@ -55,12 +60,45 @@ def executable(closed_jaxpr, index):
   return exe
 
 
-def _value(x, aval):
-  if type(x) is Array:
-    return x._value
-  if dtypes.is_extended(aval.dtype):   # a typed key array: its key data
-    return x._base._value
-  return np.asarray(x, aval.dtype)
+def _value(x, aval, keep_pending=False):
+  """The value of input ``x``: a GPU value still being computed stays
+  pending with ``keep_pending`` (the worker, running in order, finds it done)."""
+  if type(x) is not Array:
+    if dtypes.is_extended(aval.dtype):   # a typed key array: its key data
+      x = x._base
+    else:
+      return np.asarray(x, aval.dtype)
+  v = x._v
+  if keep_pending and type(v) is Pending and v.gpu is not None:
+    return v
+  return x._value
+
+
+def _deferred(closed_jaxpr):
+  """Whether calls of ``closed_jaxpr`` run on the dispatch worker: it waits
+  for the host and returns no key arrays (see async_dispatch)."""
+  deferred = _defer.get(closed_jaxpr)
+  if deferred is None:
+    deferred = _defer[closed_jaxpr] = (
+        async_dispatch.waits_on_host_on_gpu(closed_jaxpr)
+        and not any(dtypes.is_extended(a.dtype) for a in closed_jaxpr.out_avals))
+  return deferred
+
+
+def _run(exe, index, *vals):
+  try:
+    return exe(*vals)
+  except MemoryError as e:   # CuPy's OutOfMemoryError: XLA's error
+    raise errors.JaxRuntimeError(f"RESOURCE_EXHAUSTED: Out of memory on {gpu_list()[index]}: "
+                                 f"{e}") from None
+
+
+def _run_on_worker(exe, index, *vals):
+  outs = _run(exe, index, *vals)
+  # Done only once its kernels are: the caller's thread may launch on
+  # another stream (with CuPy's per-thread default streams).
+  gpu_runtime.finish_stream(index)
+  return outs
 
 
 def _wrap(buffer, aval, index, committed):
@@ -82,20 +120,24 @@ def wrap_device(buffer, aval, index, committed=True):
   return out
 
 
-def run_jitted(closed_jaxpr, inputs, rerun=None, check=True):
+def run_jitted(closed_jaxpr, inputs, rerun=None, check=True, may_defer=False):
   """Runs a const-free closed jaxpr on the GPU its inputs are on (else on
   the default GPU): a list of Arrays there.  With ``jax_debug_nans`` &
   co., the outputs are checked on the host (unless ``check`` is False);
-  ``rerun``: the user's function (see ``debug_nans.check_jit``)."""
-  vals = [_value(x, a) for x, a in zip(inputs, closed_jaxpr.in_avals)]
+  ``rerun``: the user's function (see ``debug_nans.check_jit``).  With
+  ``may_defer`` (a jitted call), a computation that waits for the host
+  runs on the dispatch worker and its Arrays are pending, as in JAX."""
+  defer = may_defer and not debug_nans.enabled and _deferred(closed_jaxpr)
+  vals = [_value(x, a, defer) for x, a in zip(inputs, closed_jaxpr.in_avals)]
   index = gpu_index(vals)
   if index is None:   # all on the host: on the default device (a GPU)
     index = default_device().id
-  try:
-    outs = executable(closed_jaxpr, index)(*vals)
-  except MemoryError as e:   # CuPy's OutOfMemoryError: XLA's error
-    raise errors.JaxRuntimeError(f"RESOURCE_EXHAUSTED: Out of memory on {gpu_list()[index]}: "
-                                 f"{e}") from None
+  exe = executable(closed_jaxpr, index)
+  if defer:
+    outs = async_dispatch.dispatch(functools.partial(_run_on_worker, exe, index), vals,
+                                   [a.dtype for a in closed_jaxpr.out_avals], gpu=index)
+  else:
+    outs = _run(exe, index, *vals)
   committed = any(getattr(x, "committed", False) for x in inputs)
   results = [_wrap(b, a, index, committed) for b, a in zip(outs, closed_jaxpr.out_avals)]
   if debug_nans.enabled and check:

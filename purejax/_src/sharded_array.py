@@ -12,6 +12,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src.api import JitWrapped
 from purejax._src.array import Array, _new, with_sharding, wrap_numpy
+from purejax._src.async_dispatch import Pending
 from purejax._src.devices import CudaDevice, Device, Sharding, SingleDeviceSharding
 
 
@@ -109,6 +110,8 @@ def _moved(x, sharding):
   from purejax._src.backends.cuda import gpu_runtime
   gpus = [d for d in sharding.device_set if isinstance(d, CudaDevice)]
   v = x._v
+  if type(v) is Pending and v.gpu is not None:
+    v = x._value   # (waits for a GPU value still being computed)
   on_gpu = type(v) is not np.ndarray and gpu_runtime.is_buffer(v)
   if not gpus:
     return x._host if on_gpu else v

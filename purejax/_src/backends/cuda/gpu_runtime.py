@@ -116,6 +116,15 @@ def synchronize(index):
     cp.cuda.runtime.deviceSynchronize()
 
 
+def finish_stream(index):
+  """Waits until this thread's current stream on GPU ``index`` has run what
+  was launched on it (other threads' streams may be CuPy's per-thread
+  default streams, which do not wait for it)."""
+  cp = cupy()
+  with cp.cuda.Device(index):
+    cp.cuda.get_current_stream().synchronize()
+
+
 class DeviceModule:
   """A CUDA module compiled by NVRTC (CuPy keeps the compiled code in its
   disk cache, keyed by source and options); ``launch`` runs one
