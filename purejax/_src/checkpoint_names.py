@@ -6,9 +6,7 @@ checkpoint policy which values the user wants kept (or recomputed).
 """
 import dataclasses
 
-from purejax._src import core
 from purejax._src import tree_util
-from purejax._src.interpreters import ad
 from purejax._src.lax.families import standard_primitive
 
 name_p = standard_primitive("name", lambda aval, *, name: aval, lambda x, *, name: x)

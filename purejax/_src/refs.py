@@ -13,7 +13,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src.interpreters import partial_eval as pe
-from purejax._src.jaxpr import ClosedJaxpr, Literal
+from purejax._src.jaxpr import Literal
 
 
 class AbstractRef(core.AbstractValue):

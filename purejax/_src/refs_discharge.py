@@ -9,7 +9,6 @@ import weakref
 
 from purejax._src import core
 from purejax._src import refs
-from purejax._src.interpreters import partial_eval as pe
 from purejax._src.jaxpr import ClosedJaxpr, Literal
 
 

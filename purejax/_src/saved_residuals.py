@@ -82,7 +82,7 @@ def _argument_names(f, args, kwargs):
     elif var_positional is not None:
       base, prefix = var_positional, f"[{i - len(positional)}]"
     else:
-      base, prefix = f"args", f"[{i}]"
+      base, prefix = "args", f"[{i}]"
     for path, _ in tree_util.tree_flatten_with_path(arg)[0]:
       names.append(base + prefix + keystr(path))
   for path, _ in tree_util.tree_flatten_with_path(kwargs)[0]:

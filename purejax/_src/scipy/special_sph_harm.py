@@ -13,7 +13,7 @@ def _normalized_legendre(n, m, x, n_max):
   """sqrt((2n+1)/(4 pi) (n-m)!/(n+m)!) P_n^m(x) for 0 <= m, 0 <= n <= n_max
   (zero where m > n)."""
   s = jnp.sqrt(jnp.maximum(1 - x * x, 0))
-  mf, nf = m.astype(x.dtype), n.astype(x.dtype)
+  mf = m.astype(x.dtype)
 
   def diagonal(k, p):     # P_k^k from P_{k-1}^{k-1}
     kf = jnp.asarray(k, x.dtype)
