@@ -91,10 +91,10 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     So ``abs(x) < 0``: False in JAX for the most negative int, whose abs
     wraps (``1 % jnp.abs(x)``, whose sign fix reads it: seed 81's big
     program 13).
-(b)-(m) are emulated by ``emulate_jax``, a NumPy-backend evaluation
-of the jaxpr with those rewrites, also inside the bodies of loops and
-conds (evaluated here step by step); an element is accepted where JAX gives
-the emulated value and purejax the plain one.
+(b)-(m) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
+jaxpr with those rewrites, also in the bodies of loops and conds (run here
+step by step); an element is accepted where JAX gives the emulated value
+and purejax the plain one.
 Elements that flushing subnormals alone changes are accepted wherever
 purejax gives the plain value: what XLA's fused code makes of a flushed
 value varies (``floor_divide(v, v)`` of a flushed ``v`` is -1 there, NaN
@@ -114,7 +114,8 @@ when ``v`` is an input).
     converted to the outer start's and added there, both wrapping: uint8
     starts 11 and 251 make 6 (seed 92's index program 17).  Where the outer
     slice is as wide as the inner window, its start is dropped (seed 96's
-    index program 10).
+    index program 10).  So is the row a scatter of one row reads from a
+    dynamic_slice (``fuzz_deviations_slices``; seed 154's index program 18).
 (o) XLA:CPU's float32 cbrt of a nonzero subnormal is -5.5951735e-16 (any
     sign; float64 flushes it to zero): ``jnp.cbrt(np.float32(1e-45))``.
     Seen through a pow of it, NaN where purejax gives 1 (seed 92's convert
@@ -122,9 +123,8 @@ when ``v`` is an input).
     (``fuzz_deviations_values``).
 (p) XLA:CPU's max or min reduction of a uint8 negation of 4096 elements or
     more is 0 (``fuzz_deviations_values``; seed 96's big program 18).
-(q) XLA squares a one-element product by a constant as (a * a) * (c * c),
-    also inside asinh: inf or NaN where a * a overflows
-    (``fuzz_deviations_values``; seed 98's reduce program 3).
+(q) XLA squares a one-element product by a constant as (a * a) * (c * c), also
+    in asinh: inf or NaN where a * a overflows (``fuzz_deviations_values``).
 (r) XLA regroups divisions of quotients: (a / b) / c is a / (b * c),
     a / (b / c) is (a * c) / b, (a / b) / (c / d) is (a * d) / (b * c),
     where the products may overflow or flush: ``(x / x) / (x / x)`` is NaN

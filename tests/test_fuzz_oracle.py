@@ -276,6 +276,17 @@ def _known(program, x64=False):
       "v = w.at[jnp.array([-8])].get(mode='fill', fill_value=0.5)"],
      {"x": np.arange(155, dtype=np.float32).reshape(31, 5), "y": np.array([0, -4], np.int32)},
      False, "nested dynamic_slice"),
+    # ... also the row a scatter of one row reads from a dynamic_slice: out
+    # of bounds, written as read at the clamped row (seed 154's index
+    # program 18, with x64); in bounds, combined with the update there
+    (["w = lax.dynamic_slice(x, (a, jnp.int32(0)), (4, 3))",
+      "v = w.at[jnp.array([-5])].multiply(y, mode='drop')"],
+     {"x": np.arange(48, dtype=np.int32).reshape(16, 3), "a": np.int32(-9),
+      "y": np.full((1, 3), 3, np.int32)}, False, "nested dynamic_slice"),
+    (["w = lax.dynamic_slice(x, (a, jnp.int32(1)), (4, 2))",
+      "v = w.at[jnp.array([0])].add(y, mode='drop')"],
+     {"x": np.arange(24, dtype=np.float32).reshape(8, 3), "a": np.int32(6),
+      "y": np.full((1, 2), 0.5, np.float32)}, False, "nested dynamic_slice"),
     # ... also a broadcast made float: x / x is x * (1 / x), 0.99999994 for
     # some x, and ceil(1 / that^2) is 2 (seed 115's control program 13, x64)
     (["w = jnp.broadcast_to(x, (3, 4, 13))",
