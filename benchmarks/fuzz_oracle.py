@@ -313,7 +313,8 @@ class _KnownDeviations:
 
 def oracle_tail(x64):
   """The reproducer's last lines: purejax's C backend against JAX."""
-  return ["import jax as real_jax, jax.numpy, jax.scipy.special, jax.lax",
+  # (``import jax.numpy`` would rebind ``jax``, purejax here, to JAX)
+  return ["import jax as real_jax, jax.numpy as _, jax.scipy.special as _, jax.lax as _",
           f"real_jax.config.update('jax_enable_x64', {bool(x64)})",
           f"config.update('jax_enable_x64', {bool(x64)})",
           "with config.override('purejax_backend', 'cpu'), "

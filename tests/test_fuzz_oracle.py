@@ -57,6 +57,25 @@ def _known(program, x64=False):
       [np.asarray(g) for g in got]
 
 
+@pytest.mark.parametrize("x64", [False, True])
+def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
+  program = _program(["v = jnp.sin(x) * 2"], {"x": np.arange(5.0, dtype=np.float32)}, ["v"])
+  text = fuzz.reproducer([program], fuzz.Failure("mismatch", 0, 0), oracle_x64=x64)
+  import jax as real_jax
+  from purejax._src.config import config
+  before = real_jax.config.jax_enable_x64, config.jax_enable_x64
+  scope = {}
+  try:   # (the reproducer sets both libraries' x64 flag)
+    exec(compile(text, "<reproducer>", "exec"), scope)
+  finally:
+    real_jax.config.update("jax_enable_x64", before[0])
+    config.update("jax_enable_x64", before[1])
+  got, expected = scope["got"], scope["expected"]
+  assert type(got[0]).__module__.startswith("purejax")
+  assert type(expected[0]).__module__.startswith("jax")
+  np.testing.assert_allclose(np.asarray(got[0]), np.asarray(expected[0]), rtol=1e-6)
+
+
 @pytest.mark.parametrize("lines,inputs,x64,deviation", [
     # XLA simplifies abs(x * x) to x * x, also where int8 wraps
     (["v = jnp.abs(x * x)"], {"x": np.array([12, -12, 3], np.int8)}, False, "abs(x*x)"),
