@@ -151,3 +151,23 @@ def test_a_callback_may_call_deferred_jitted_functions(gpu):
   thread.join(60)
   assert done, "the call did not finish"
   np.testing.assert_array_equal(done[0], np.full(3, 8.0, np.float32))
+
+
+def test_a_function_also_called_on_the_cpu_takes_a_pending_gpu_value_without_waiting(gpu):
+  event = threading.Event()
+
+  def wait(v):
+    assert event.wait(10)
+    return v
+
+  f = jax.jit(lambda x: jax.pure_callback(wait, jax.ShapeDtypeStruct(x.shape, x.dtype), x) * 2)
+  with config.override("jax_platforms", "cpu,cuda"):   # the CPU first, a GPU present
+    event.set()
+    for _ in range(2):   # (the second call makes the CPU's fast-path entry)
+      np.testing.assert_array_equal(np.asarray(f(jnp.ones(2, np.float32))), [2.0, 2.0])
+    event.clear()
+    a = f(jax.device_put(np.ones(2, np.float32), jax.devices("cuda")[0]))
+    b = f(a)   # the fast path meets a pending GPU value: dispatched, not waited for
+    assert not b.is_ready() and b.device == jax.devices("cuda")[0]
+    event.set()
+    np.testing.assert_array_equal(np.asarray(b), [4.0, 4.0])

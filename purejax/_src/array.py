@@ -297,10 +297,14 @@ def dense_value(x):
   """Array ``x``'s NumPy value, C-contiguous: a strided view (an eager
   broadcast or transpose) is replaced by a dense copy once, rather than
   copied by compiled code on every call it is passed to.  Raises OnGpu
-  for a value on a GPU."""
-  v = x._value
+  for a value on a GPU (without waiting for one being computed)."""
+  v = x._v
   if type(v) is not np.ndarray:
-    raise OnGpu
+    if type(v) is Pending and v.gpu is not None:
+      raise OnGpu
+    v = x._value
+    if type(v) is not np.ndarray:
+      raise OnGpu
   if v.flags.c_contiguous:
     return v
   v = np.ascontiguousarray(v)
