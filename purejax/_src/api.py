@@ -404,18 +404,18 @@ class JitWrapped:
     elif core.current_trace() is core.eval_trace:
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
+      on_gpu = _MISS
       try:
         if _devices.gpu_is_default():
           raise OnGpu
         outs = _run_compiled(traced, inputs, rerun)
       except OnGpu:
-        out = self._call_on_gpu(args, kwargs, traced, split)
-        if donated:
-          self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
-        return out
+        on_gpu = self._call_on_gpu(args, kwargs, traced, split)
       if donated:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
-      elif (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+      if on_gpu is not _MISS:
+        return on_gpu
+      if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
           and not self._donation
           and not traced.runs_async() and not _has_key_outputs(traced)
           and all(type(x) is Array or type(x) in _SCALAR_ARGS for x in args)):
