@@ -16,20 +16,10 @@ from purejax._src.async_dispatch import Pending
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.config import config
 from tests.fake_cupy import FakeCupy
+from tests.test_async_dispatch import _gated
 from tests.test_gpu_devices import fake, gpu, needs_cc  # noqa: F401,F811  (fixtures)
 
 pytestmark = needs_cc
-
-
-def _gated(event):
-  """A jitted loop whose callback waits for ``event``."""
-  def wait(v):
-    assert event.wait(10)
-    return v
-
-  def body(i, a):
-    return jax.pure_callback(wait, jax.ShapeDtypeStruct(a.shape, a.dtype), a) * 2.0
-  return jax.jit(lambda x: lax.fori_loop(0, 3, body, x))
 
 
 def test_a_call_with_a_callback_returns_before_it_runs(gpu):
