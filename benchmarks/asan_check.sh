@@ -10,7 +10,7 @@ set -u
 out="${OUT:-/tmp/purejax-asan}"
 mkdir -p "$out/nojax/jax"
 asan=$(gcc -print-file-name=libasan.so)
-stdcxx=$(readlink -f "$(g++ -print-file-name=libstdc++.so)")   # (C++ exceptions under ASan)
+stdcxx=$(readlink -f "$(gcc -print-file-name=libstdc++.so)")   # (C++ exceptions under ASan)
 if [ ! -e "$asan" ]; then echo "no libasan for gcc here"; exit 2; fi
 echo 'raise ModuleNotFoundError("JAX is masked under AddressSanitizer", name="jax")' \
   > "$out/nojax/jax/__init__.py"

@@ -19,9 +19,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _runtime():
   """(libasan, libstdc++) of the system gcc, or None."""
   try:
-    asan, stdcxx = (subprocess.run([tool, f"-print-file-name={name}"], capture_output=True,
+    asan, stdcxx = (subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True,
                                    text=True, timeout=30).stdout.strip()
-                    for tool, name in (("gcc", "libasan.so"), ("g++", "libstdc++.so")))
+                    for name in ("libasan.so", "libstdc++.so"))
   except (OSError, subprocess.SubprocessError):
     return None
   if not (os.path.isabs(asan) and os.path.exists(asan)):
