@@ -306,3 +306,42 @@ def test_floating_point_errors_do_not_warn_but_numpy_still_does():
   assert np.isnan(np.asarray(out[0])[0]) and np.isinf(np.asarray(out[2])[1])
   with pytest.warns(RuntimeWarning):   # the user's own NumPy state is untouched
     np.array([1.0]) / np.array([0.0])
+
+
+# -- jit calls on a GPU (the stand-in) ----------------------------------------------
+
+@pytest.fixture
+def one_fake_gpu():
+  from purejax._src.backends.cuda import gpu_runtime
+  from tests.fake_cupy import FakeCupy
+  gpu_runtime.use(FakeCupy(1))
+  try:
+    with config.override("jax_platforms", "cpu,cuda"):
+      yield purejax.devices("cuda")[0]
+  finally:
+    gpu_runtime.use("detect")
+
+
+def test_gpu_calls_seen_before_skip_the_trace_cache(one_fake_gpu, monkeypatch):
+  gpu = one_fake_gpu
+  f = purejax.jit(lambda a, b: (a * 2 + b, a.sum()))
+  a = purejax.device_put(np.arange(4, dtype=np.float32), gpu)
+  b = purejax.device_put(np.ones(4, np.float32), gpu)
+  first = f(a, b)   # the general path, which records the entry
+  traced_calls = []
+  real = purejax._src.api.JitWrapped._get_traced
+  monkeypatch.setattr(purejax._src.api.JitWrapped, "_get_traced",
+                      lambda self, *a: traced_calls.append(1) or real(self, *a))
+  second = f(a, b)
+  assert traced_calls == []
+  for x, y in zip(first, second):
+    assert x.device == y.device == gpu
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+  # The same avals on the host (the CPU is the default here) run on the CPU.
+  on_cpu = f(jnp.arange(4, dtype=np.float32), jnp.ones(4, np.float32))
+  assert on_cpu[0].device == purejax.devices("cpu")[0] and traced_calls == [1]
+  np.testing.assert_array_equal(np.asarray(on_cpu[0]), np.asarray(first[0]))
+  # ... and under jax_debug_nans every call takes the general path, checked.
+  with config.override("jax_debug_nans", True):
+    f(a, b)
+  assert len(traced_calls) == 2

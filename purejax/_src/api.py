@@ -386,6 +386,13 @@ class JitWrapped:
             if aval is not None:   # one array out
               return wrap(outs[0], aval)
             return out_tree.unflatten([wrap(v, a) for v, a in zip(outs, out_avals)])
+          entry = self._traces.fast_gpu.get(tuple(avals))
+          if entry is not None and entry[0] == _config_epoch:
+            from purejax._src import gpu_dispatch
+            if gpu_dispatch.runs_on_gpu(args):
+              traced = entry[1]
+              return traced.out_tree.unflatten(gpu_dispatch.run_jitted(
+                  traced.jaxpr, traced.consts + list(args), may_defer=True))
         else:   # ... or with Python scalars too
           out = self._call_with_scalars(args)
           if out is not _MISS:
@@ -440,6 +447,11 @@ class JitWrapped:
     rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
     outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun,
                                    may_defer=True)
+    if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+        and not self._donation and all(type(x) is Array for x in args)):
+      # The fast path's entry: later calls with these avals skip tracing's cache.
+      epoch = -1 if _debug_nans.enabled else _config_epoch
+      self._traces.fast_gpu[tuple(x.aval for x in args)] = (epoch, traced)
     return traced.out_tree.unflatten(outs)
 
   def _call_with_scalars(self, args):
@@ -493,17 +505,20 @@ class JitWrapped:
 class _TraceCache(dict):
   """The traces of one function (by call signature), and ``fast``: the
   eager calls with Arrays only, by their avals, ready to run."""
-  __slots__ = ("fast", "__weakref__")
+  __slots__ = ("fast", "fast_gpu", "__weakref__")
 
   def __init__(self):
     super().__init__()
     self.fast = {}
+    self.fast_gpu = {}   # the same, run on a GPU: avals -> (config epoch, trace)
     key = id(self)
     _all_trace_caches[key] = weakref.ref(self, lambda _: _all_trace_caches.pop(key, None))
 
   def clear(self):
     super().clear()
     self.fast.clear()
+    self.fast_gpu.clear()
+
 
 
 # Every live cache (id -> weak reference), for clear_caches().

@@ -18,6 +18,7 @@ from purejax._src.array import Array, _new
 from purejax._src.async_dispatch import Pending
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from purejax._src import devices as _devices
 from purejax._src.devices import SingleDeviceSharding, default_device, gpu_list
 from purejax._src.interpreters.dispatch import eager_aval
 
@@ -37,6 +38,16 @@ def gpu_index(values):
     raise ValueError(f"Received incompatible devices for jitted computation. Got argument "
                      f"devices {devices}: a computation runs on one device.")
   return found.pop() if found else None
+
+
+def runs_on_gpu(arrays):
+  """Whether a computation on Arrays ``arrays`` runs on a GPU: one of them
+  is there (or being computed there), or a GPU is the default device."""
+  for x in arrays:
+    v = x._v
+    if type(v) is not np.ndarray and (type(v) is not Pending or v.gpu is not None):
+      return True
+  return _devices.gpu_is_default()
 
 
 def forget_executables():
