@@ -341,6 +341,9 @@ def test_gpu_calls_seen_before_skip_the_trace_cache(one_fake_gpu, monkeypatch):
   on_cpu = f(jnp.arange(4, dtype=np.float32), jnp.ones(4, np.float32))
   assert on_cpu[0].device == purejax.devices("cpu")[0] and traced_calls == [1]
   np.testing.assert_array_equal(np.asarray(on_cpu[0]), np.asarray(first[0]))
+  # Its CPU entry meeting GPU Arrays hands them to the GPU entry.
+  again = f(a, b)
+  assert traced_calls == [1] and again[0].device == gpu
   # ... and under jax_debug_nans every call takes the general path, checked.
   with config.override("jax_debug_nans", True):
     f(a, b)

@@ -386,13 +386,11 @@ class JitWrapped:
             if aval is not None:   # one array out
               return wrap(outs[0], aval)
             return out_tree.unflatten([wrap(v, a) for v, a in zip(outs, out_avals)])
-          entry = self._traces.fast_gpu.get(tuple(avals))
-          if entry is not None and entry[0] == _config_epoch:
+          if self._traces.fast_gpu:
             from purejax._src import gpu_dispatch
-            if gpu_dispatch.runs_on_gpu(args):
-              traced = entry[1]
-              return traced.out_tree.unflatten(gpu_dispatch.run_jitted(
-                  traced.jaxpr, traced.consts + list(args), may_defer=True))
+            out = self._seen_on_gpu(args) if gpu_dispatch.runs_on_gpu(args) else _MISS
+            if out is not _MISS:
+              return out
         else:   # ... or with Python scalars too
           out = self._call_with_scalars(args)
           if out is not _MISS:
@@ -442,6 +440,10 @@ class JitWrapped:
     (``gpu_dispatch``)."""
     from purejax._src import gpu_dispatch
     if traced is None:
+      if not kwargs and all(type(x) is Array for x in args):
+        out = self._seen_on_gpu(args)
+        if out is not _MISS:
+          return out
       traced, split = self._get_traced(args, kwargs)
     _check_no_tokens(traced.jaxpr)
     rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
@@ -453,6 +455,17 @@ class JitWrapped:
       epoch = -1 if _debug_nans.enabled else _config_epoch
       self._traces.fast_gpu[tuple(x.aval for x in args)] = (epoch, traced)
     return traced.out_tree.unflatten(outs)
+
+  def _seen_on_gpu(self, args):
+    """The call with Arrays ``args``, run on a GPU from the fast path's
+    entry for their avals, or _MISS (not seen before)."""
+    entry = self._traces.fast_gpu.get(tuple([x.aval for x in args]))
+    if entry is None or entry[0] != _config_epoch:
+      return _MISS
+    from purejax._src import gpu_dispatch
+    traced = entry[1]
+    return traced.out_tree.unflatten(gpu_dispatch.run_jitted(
+        traced.jaxpr, traced.consts + list(args), may_defer=True))
 
   def _call_with_scalars(self, args):
     """The fast path's result for top-level Arrays and Python scalars, or
