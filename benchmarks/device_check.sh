@@ -10,6 +10,7 @@ set -u
 out="${OUT:-benchmarks/results/device}"
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+. benchmarks/carried_pytest.sh   # (pytest from carried wheels, where the image has none)
 export JAX_PLATFORMS=cpu TF_CPP_MIN_LOG_LEVEL=3   # JAX's CPU backend, the same run
 { nproc; python -c "import numpy, scipy, jax; print(numpy.__version__, scipy.__version__, jax.__version__)"; cc --version | head -1; } > "$out/machine.txt" 2>&1
 timeout 300 python benchmarks/run.py --backends cpu,jax --no-parallel --out "$out" > "$out/run.log" 2>&1

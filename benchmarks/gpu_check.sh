@@ -5,11 +5,14 @@
 # generated kernel compiled by nvcc, then benchmarks/run.py with a purejax
 # GPU column beside JAX on the same GPU.  Results go to $OUT (the device
 # tool brings that folder back) or benchmarks/results/gpu; gpu.md is the
-# table to copy to benchmarks/results/gpu.md.
+# table to copy to benchmarks/results/gpu.md.  Where the device's image may
+# lack pytest, run sh benchmarks/fetch_wheels.sh here first and carry
+# benchmarks/wheels with the command.
 set -u
 out="${OUT:-benchmarks/results/gpu}"
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+. benchmarks/carried_pytest.sh   # (pytest from carried wheels, where the image has none)
 unset JAX_PLATFORMS   # JAX on its default device: the GPU
 export TF_CPP_MIN_LOG_LEVEL=3
 { nvidia-smi -L; nproc
@@ -22,7 +25,7 @@ if python -c "import pytest" 2>/dev/null; then
     tests/test_gpu_linalg.py tests/test_gpu_graphs.py tests/test_cuda_emulation.py > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?" >> "$out/machine.txt"
 else
-  echo "GPU tests: not run (no pytest on this machine: carry a wheel)" >> "$out/machine.txt"
+  echo "GPU tests: not run (no pytest on this machine: run sh benchmarks/fetch_wheels.sh here, then carry benchmarks/wheels)" >> "$out/machine.txt"
 fi
 timeout 240 python benchmarks/run.py --backends gpu,jax --no-parallel --out "$out" \
   > "$out/run.log" 2>&1
