@@ -47,7 +47,10 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     a select of the reciprocal, also through a while loop that runs once,
     which XLA unrolls (seed 85's control program 12: ``0.0 / -0.0`` is 0),
     or through a select on a known predicate (jnp.floor_divide by -0.0,
-    seed 86's edges program 15: ``0 // -0.0`` is -1).
+    seed 86's edges program 15: ``0 // -0.0`` is -1).  LLVM fuses only a
+    product read once: floor_divide's quotient by a broadcast, also
+    selected, keeps its - 1 apart (seed 145's control program 19).
+    (``fuzz_deviations_products``.)
 (m) An XLA bug: a dynamic_update_slice whose update is made of its
     operand's elements (``jnp.resize(x, (3,))``, after a gather) may be done
     in place, reading the update from the buffer being written, so later
@@ -141,6 +144,8 @@ JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
 """
+import collections
+
 import numpy as np
 
 from purejax._src.backends import numpy_backend
@@ -151,7 +156,8 @@ import fuzz_deviations_nan_sign
 import fuzz_deviations_slices
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
-from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
+from fuzz_deviations_products import (bool_source, broadcast_divisor, broadcast_like,
+                                      fused_multiply_add, product)
 from purejax._src.lax.structural import pad_p as _PAD
 from purejax._src.lax.slicing import _clamped_starts
 
@@ -306,7 +312,7 @@ def _log_source(prod, dtype):
   spread = lambda x: x   # noqa: E731
   if prod[0] == "broadcast_in_dim" and prod[3][0]:
     outer, prod = prod, prod[3][0]
-    spread = lambda x: _broadcast_like(x, outer)   # noqa: E731
+    spread = lambda x: broadcast_like(x, outer)   # noqa: E731
   if prod[0] == "pow":
     a, b = (np.asarray(v) for v in prod[2][:2])
     return (b * np.log(np.abs(a).astype(dtype))).astype(dtype), spread
@@ -317,9 +323,10 @@ def _log_source(prod, dtype):
   return None
 
 
-def _rewritten(eqn, vals, producers, fired, constant=()):
+def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
   """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None
-  (``constant``: which operands XLA knows at compile time)."""
+  (``constant``: which operands XLA knows at compile time; ``uses``: how
+  often each variable of the jaxpr is read)."""
   if not eqn.outvars:
     return None
   name, out = eqn.primitive.name, eqn.outvars[0].aval
@@ -363,15 +370,15 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
     # with size-1 axes that the div stretches: seed 95's shape program 19.)
     scalar = name == "div" and out.shape != () and (
         np.ndim(vals[1]) == 0 or np.shape(vals[1]) != tuple(out.shape))
-    spread = _broadcast_divisor(prods[1]) if name == "div" else None
+    spread = broadcast_divisor(prods[1]) if name == "div" else None
     if name == "div" and kind == "f" and (scalar or spread):
       one = np.ones((), out.dtype)
       divisor = vals[1] if scalar else np.asarray(spread[2][0]).astype(out.dtype)
       reciprocal = _flushed((one / np.asarray(divisor)).astype(out.dtype), fired)
       fired.add("division by a broadcast is a product by its reciprocal")
       factor = (np.broadcast_to(reciprocal, out.shape) if scalar
-                else _broadcast_like(reciprocal, spread))
-      pred = _bool_source(prods[0])
+                else broadcast_like(reciprocal, spread))
+      pred = bool_source(prods[0])
       if pred is not None:   # and that product with a converted bool a select
         fired.add("convert(bool) * x simplified")
         return np.where(pred, factor, 0).astype(out.dtype)
@@ -382,9 +389,12 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       if regrouped is not None:
         return regrouped
     if name in ("add", "sub") and out.dtype == np.float32:
-      products = [p for p in prods if _product(p) is not None]
-      if products:   # of two, LLVM contracts the first operand's (seed 145)
-        return _fused_multiply_add(name, vals, prods, products[0], fired)
+      # LLVM contracts only a product read once (seed 145's control program
+      # 19: floor_divide's quotient, also selected); of two, the first's.
+      products = [p for p, v in zip(prods, eqn.invars) if product(p) is not None
+                  and (uses is None or type(v) is not Literal and uses[v] == 1)]
+      if products:
+        return fused_multiply_add(name, vals, prods, products[0], fired)
     if name == "sqrt" and kind == "f" and prods[0]:
       hit = _sqrt_of_square(prods[0], out.shape)
       if hit is not None:
@@ -421,56 +431,6 @@ def _rewritten(eqn, vals, producers, fired, constant=()):
       fired.add("nested dynamic_slice merged")
       return merged
   return None
-
-
-def _bool_source(producer):
-  """The booleans a float value was converted from (also broadcast, or
-  chosen by a select on one predicate, which XLA folds when it is known:
-  jnp.floor_divide's by a zero constant, seed 86), or None."""
-  if producer and producer[0] == "select_n" and np.ndim(producer[2][0]) == 0:
-    chosen = producer[3][1 + int(np.asarray(producer[2][0]))]
-    return _bool_source(chosen)
-  if producer and producer[0] == "broadcast_in_dim" and producer[3][0]:
-    inner = _bool_source(producer[3][0])
-    return None if inner is None else _broadcast_like(inner, producer)
-  if producer and producer[0] == "convert_element_type" and \
-      np.asarray(producer[2][0]).dtype == np.bool_:
-    return np.asarray(producer[2][0])
-  return None
-
-
-def _product(producer):
-  """The float32 factors of a product (also of a square, and of a division
-  by a broadcast value, which XLA makes a product by its reciprocal), or
-  None."""
-  if not producer or producer[0] not in ("mul", "div", "square") or \
-      np.asarray(producer[2][0]).dtype != np.float32:
-    return None
-  if producer[0] == "square":   # XLA's x * x
-    return producer[2][0], producer[2][0]
-  if any(_bool_source(p) is not None for p in producer[3][:1 + (producer[0] == "mul")]):
-    return None   # a converted bool times x is a select, not a product
-  if producer[0] == "mul":
-    return producer[2][0], producer[2][1]
-  divisor = producer[2][1] if len(producer[2]) > 1 else None
-  if producer[0] == "div" and np.shape(producer[2][0]) != () and (
-      np.ndim(divisor) == 0 or _broadcast_divisor(producer[3][1])):
-    with np.errstate(all="ignore"):
-      return producer[2][0], (np.float32(1) / np.asarray(divisor)).astype(np.float32)
-  return None
-
-
-def _fused_multiply_add(name, vals, prods, product, fired):
-  """(n) A float32 sum or difference with one product, fused: the product
-  exact (in float64, where a float32 product always is), one rounding."""
-  a, b = (np.asarray(v, np.float64) for v in _product(product))
-  exact = a * b
-  first, second = [exact if p is product else np.asarray(v, np.float64)
-                   for v, p in zip(vals, prods)]
-  with np.errstate(all="ignore"):
-    out = (first + second if name == "add" else first - second).astype(np.float32)
-  fired.add("a product and a sum fused (FMA)")
-  return out
 
 
 def _nan_dropping(eqn, vals, fired, fill=None):
@@ -585,20 +545,6 @@ def _all_padding(producer):
   return not np.asarray(kept).any()
 
 
-def _broadcast_divisor(producer):
-  """The broadcast_in_dim that made a divisor, directly or through a
-  conversion (which XLA moves before the broadcast: seed 115's control
-  program 13 divides by a broadcast uint8 array made float), or None."""
-  if producer and producer[0] == "convert_element_type" and producer[3][0]:
-    producer = producer[3][0]
-  return producer if producer and producer[0] == "broadcast_in_dim" else None
-
-
-def _broadcast_like(x, producer):
-  """``x`` broadcast as ``producer`` (a broadcast_in_dim) broadcast its operand."""
-  return numpy_backend.jit_impl(_BROADCAST)(x, *producer[2][1:], **producer[1])
-
-
 def nan_dropping_reduction(producer, expected):
   """(e) Elementwise, for an output made by a float max/min reduction: where
   the reduced slice holds a NaN and JAX gives NaN, one of its elements or
@@ -690,6 +636,8 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
   # Values XLA knows at compile time (for (j)): literals, constants, and
   # what _folded makes from them.
   known = set(jaxpr.constvars) | {v for v, c in zip(jaxpr.invars, arg_constant or []) if c}
+  uses = collections.Counter(v for e in jaxpr.eqns for v in e.invars if type(v) is not Literal)
+  uses.update(v for v in jaxpr.outvars if type(v) is not Literal)
 
   def read(v):
     return flush(v.val, fired) if type(v) is Literal else env[v]
@@ -704,7 +652,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
                if fuzz_deviations_values.applies(eqn) and only in (None, "values") else
                None if only in ("flush", "values") else
                _nan_dropping(eqn, vals, fired, NAN_MODES[only]) if only in NAN_MODES
-               else _rewritten(eqn, vals, producers, fired, constant))
+               else _rewritten(eqn, vals, producers, fired, constant, uses))
     made = [None] * len(eqn.outvars)
     folded = [False] * len(eqn.outvars)
     if special is not None:

@@ -311,6 +311,12 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     (["w = jnp.broadcast_to(x, (3, 4, 13))",
       "v = jnp.ceil(lax.integer_pow(jnp.divide(w, w), -2))"],
      {"x": make_input((4, 13), "uint8", 1233925550, "normal")}, True, "reciprocal"),
+    # ... but LLVM contracts no product read twice: floor_divide's quotient
+    # by a broadcast, also selected, is not fused with its - 1; an fmod of
+    # it shows the last bit (seed 145's control program 19)
+    (["w = jnp.floor_divide(x, y)", "v = jnp.fmod(w, y)"],
+     {"x": np.array([[-371020957, 5], [7, -890920231]], np.int32),
+      "y": np.array([1.6462591, 3.0], np.float32)}, False, "reciprocal"),
     # XLA regroups divisions of quotients, whose products overflow (seed
     # 113's big program 13, with x64)
     (["w = jnp.divide(x, x)", "v = w / w"], {"x": np.array([3.4e38, 2.0, 1e-30], np.float32)},

@@ -1,0 +1,73 @@
+"""Deviations (i) and (n) of benchmarks/fuzz_deviations.py, as
+``emulate_jax`` sees them: what XLA makes a product (a division by a
+broadcast value is a product by its reciprocal; a converted bool times x is
+a select), and the float32 sums LLVM fuses with a product (FMA)."""
+import numpy as np
+
+from purejax._src.backends import numpy_backend
+from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
+
+
+def bool_source(producer):
+  """The booleans a float value was converted from (also broadcast, or
+  chosen by a select on one predicate, which XLA folds when it is known:
+  jnp.floor_divide's by a zero constant, seed 86), or None."""
+  if producer and producer[0] == "select_n" and np.ndim(producer[2][0]) == 0:
+    chosen = producer[3][1 + int(np.asarray(producer[2][0]))]
+    return bool_source(chosen)
+  if producer and producer[0] == "broadcast_in_dim" and producer[3][0]:
+    inner = bool_source(producer[3][0])
+    return None if inner is None else broadcast_like(inner, producer)
+  if producer and producer[0] == "convert_element_type" and \
+      np.asarray(producer[2][0]).dtype == np.bool_:
+    return np.asarray(producer[2][0])
+  return None
+
+
+def product(producer):
+  """The float32 factors of a product (also of a square, and of a division
+  by a broadcast value, which XLA makes a product by its reciprocal), or
+  None."""
+  if not producer or producer[0] not in ("mul", "div", "square") or \
+      np.asarray(producer[2][0]).dtype != np.float32:
+    return None
+  if producer[0] == "square":   # XLA's x * x
+    return producer[2][0], producer[2][0]
+  if any(bool_source(p) is not None for p in producer[3][:1 + (producer[0] == "mul")]):
+    return None   # a converted bool times x is a select, not a product
+  if producer[0] == "mul":
+    return producer[2][0], producer[2][1]
+  divisor = producer[2][1] if len(producer[2]) > 1 else None
+  if producer[0] == "div" and np.shape(producer[2][0]) != () and (
+      np.ndim(divisor) == 0 or broadcast_divisor(producer[3][1])):
+    with np.errstate(all="ignore"):
+      return producer[2][0], (np.float32(1) / np.asarray(divisor)).astype(np.float32)
+  return None
+
+
+def fused_multiply_add(name, vals, prods, fused, fired):
+  """(n) A float32 sum or difference with one product (``fused``, one of
+  ``prods``), fused: the product exact (in float64, where a float32 product
+  always is), one rounding."""
+  a, b = (np.asarray(v, np.float64) for v in product(fused))
+  exact = a * b
+  first, second = [exact if p is fused else np.asarray(v, np.float64)
+                   for v, p in zip(vals, prods)]
+  with np.errstate(all="ignore"):
+    out = (first + second if name == "add" else first - second).astype(np.float32)
+  fired.add("a product and a sum fused (FMA)")
+  return out
+
+
+def broadcast_divisor(producer):
+  """The broadcast_in_dim that made a divisor, directly or through a
+  conversion (which XLA moves before the broadcast: seed 115's control
+  program 13 divides by a broadcast uint8 array made float), or None."""
+  if producer and producer[0] == "convert_element_type" and producer[3][0]:
+    producer = producer[3][0]
+  return producer if producer and producer[0] == "broadcast_in_dim" else None
+
+
+def broadcast_like(x, producer):
+  """``x`` broadcast as ``producer`` (a broadcast_in_dim) broadcast its operand."""
+  return numpy_backend.jit_impl(_BROADCAST)(x, *producer[2][1:], **producer[1])
