@@ -144,8 +144,6 @@ JAX itself dies of SIGFPE on ``lax.div(x - x, x - x)`` (XLA folds an
 integer 0 / 0): fuzz_oracle runs JAX in a process of its own and counts
 the programs JAX died on, apart from purejax's failures.
 """
-import collections
-
 import numpy as np
 
 from purejax._src.backends import numpy_backend
@@ -157,7 +155,7 @@ import fuzz_deviations_slices
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
 from fuzz_deviations_products import (bool_source, broadcast_divisor, broadcast_like,
-                                      fused_multiply_add, product)
+                                      fused_multiply_add, fused_reads, product)
 from purejax._src.lax.structural import pad_p as _PAD
 from purejax._src.lax.slicing import _clamped_starts
 
@@ -326,7 +324,7 @@ def _log_source(prod, dtype):
 def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
   """The result XLA's rewrites (b), (f), (h), (i) give for ``eqn``, or None
   (``constant``: which operands XLA knows at compile time; ``uses``: how
-  often each variable of the jaxpr is read)."""
+  often fused code reads each variable of the jaxpr)."""
   if not eqn.outvars:
     return None
   name, out = eqn.primitive.name, eqn.outvars[0].aval
@@ -389,8 +387,8 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
       if regrouped is not None:
         return regrouped
     if name in ("add", "sub") and out.dtype == np.float32:
-      # LLVM contracts only a product read once (seed 145's control program
-      # 19: floor_divide's quotient, also selected); of two, the first's.
+      # LLVM fuses only a product read once in fused code (fused_reads);
+      # of two, the first operand's.
       products = [p for p, v in zip(prods, eqn.invars) if product(p) is not None
                   and (uses is None or type(v) is not Literal and uses[v] == 1)]
       if products:
@@ -636,8 +634,7 @@ def emulate_jax(jaxpr, args, consts=(), fired=None, arg_producers=None, only=Non
   # Values XLA knows at compile time (for (j)): literals, constants, and
   # what _folded makes from them.
   known = set(jaxpr.constvars) | {v for v, c in zip(jaxpr.invars, arg_constant or []) if c}
-  uses = collections.Counter(v for e in jaxpr.eqns for v in e.invars if type(v) is not Literal)
-  uses.update(v for v in jaxpr.outvars if type(v) is not Literal)
+  uses = fused_reads(jaxpr)
 
   def read(v):
     return flush(v.val, fired) if type(v) is Literal else env[v]

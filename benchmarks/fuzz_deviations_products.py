@@ -2,10 +2,35 @@
 ``emulate_jax`` sees them: what XLA makes a product (a division by a
 broadcast value is a product by its reciprocal; a converted bool times x is
 a select), and the float32 sums LLVM fuses with a product (FMA)."""
+import collections
+
 import numpy as np
 
 from purejax._src.backends import numpy_backend
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
+
+
+# Readers that XLA gives a fusion of their own, copying into it a product
+# they read: the product's other readers may still fuse with it.
+_OWN_FUSION = frozenset({
+    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+    "reduce_xor", "argmax", "argmin", "dot_general", "cumsum", "cumprod", "cummax", "cummin",
+    "cumlogsumexp", "sort", "conv_general_dilated", "reduce_window", "reduce_window_sum",
+    "reduce_window_max", "reduce_window_min"})
+
+
+def fused_reads(jaxpr):
+  """How often each variable of ``jaxpr`` is read in the fused elementwise
+  code around it (an output is such a read; a reduction, a product or a
+  scatter reading it is not): LLVM fuses a product read once into a sum
+  (seed 145's control program 19: floor_divide's quotient, also selected,
+  is not fused; its mixed program 11: x * x, also summed, is)."""
+  from purejax._src.jaxpr import Literal
+  reads = collections.Counter(
+      v for e in jaxpr.eqns if e.primitive.name not in _OWN_FUSION
+      and not e.primitive.name.startswith("scatter") for v in e.invars if type(v) is not Literal)
+  reads.update(v for v in jaxpr.outvars if type(v) is not Literal)
+  return reads
 
 
 def bool_source(producer):
