@@ -48,9 +48,10 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     which XLA unrolls (seed 85's control program 12: ``0.0 / -0.0`` is 0),
     or through a select on a known predicate (jnp.floor_divide by -0.0,
     seed 86's edges program 15: ``0 // -0.0`` is -1).  LLVM fuses only a
-    product read once: floor_divide's quotient by a broadcast, also
-    selected, keeps its - 1 apart (seed 145's control program 19).
-    (``fuzz_deviations_products``.)
+    product read once in its fusion: floor_divide's quotient by a broadcast,
+    also selected, keeps its - 1 apart (seed 145's control program 19); a
+    product with several readers may be fused or not, as XLA splits the
+    fusions, and both are accepted (``fuzz_deviations_products``).
 (m) An XLA bug: a dynamic_update_slice whose update is made of its
     operand's elements (``jnp.resize(x, (3,))``, after a gather) may be done
     in place, reading the update from the buffer being written, so later
@@ -155,7 +156,7 @@ import fuzz_deviations_slices
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
 from fuzz_deviations_products import (bool_source, broadcast_divisor, broadcast_like,
-                                      fused_multiply_add, fused_reads, product)
+                                      fusable, fused_multiply_add, fused_reads, product)
 from purejax._src.lax.structural import pad_p as _PAD
 from purejax._src.lax.slicing import _clamped_starts
 
@@ -389,8 +390,8 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
     if name in ("add", "sub") and out.dtype == np.float32:
       # LLVM fuses only a product read once in fused code (fused_reads);
       # of two, the first operand's.
-      products = [p for p, v in zip(prods, eqn.invars) if product(p) is not None
-                  and (uses is None or type(v) is not Literal and uses[v] == 1)]
+      products = [p for p, v in zip(prods, eqn.invars)
+                  if product(p) is not None and fusable(uses, v)]
       if products:
         return fused_multiply_add(name, vals, prods, products[0], fired)
     if name == "sqrt" and kind == "f" and prods[0]:

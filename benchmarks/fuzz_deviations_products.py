@@ -19,6 +19,29 @@ _OWN_FUSION = frozenset({
     "reduce_window_max", "reduce_window_min"})
 
 
+# A product with several fused readers is fused with a sum or not as XLA
+# splits the fusions (seed 145's mixed program 11: x * x fused into
+# ``x * x - mean(x * x)``, although ``x * x <= x`` reads it too, apparently
+# in a fusion of its own): the oracle emulates both (``fusing_every_product``).
+_every_product = [False]
+
+
+class fusing_every_product:
+  """Within it, emulate_jax fuses every product read by a sum."""
+
+  def __enter__(self):
+    _every_product[0] = True
+
+  def __exit__(self, *exc):
+    _every_product[0] = False
+
+
+def fusable(reads, v):
+  """Whether LLVM may fuse the product ``v`` (a jaxpr variable or a
+  Literal) into the sum reading it, by ``fused_reads``'s count ``reads``."""
+  return reads is None or _every_product[0] or getattr(v, "val", None) is None and reads[v] == 1
+
+
 def fused_reads(jaxpr):
   """How often each variable of ``jaxpr`` is read in the fused elementwise
   code around it (an output is such a read; a reduction, a product or a

@@ -315,6 +315,10 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     # (seed 145's mixed program 11: inf - inf is NaN, the FMA's -inf)
     (["w = jnp.multiply(x, x)", "v = w - jnp.mean(w, axis=-1, keepdims=True)"],
      {"x": make_input((4, 7, 7), "float32", 2059205644, "normal")}, False, "FMA"),
+    # ... and, as XLA splits its fusions, one read by a comparison too
+    (["w = jnp.multiply(x, x)", "u = lax.le(w, x)",
+      "v = w - jnp.mean(w, axis=-1, keepdims=True)"],
+     {"x": make_input((4, 7, 7), "float32", 2059205644, "normal")}, False, "FMA"),
     # ... but LLVM contracts no product read twice: floor_divide's quotient
     # by a broadcast, also selected, is not fused with its - 1; an fmod of
     # it shows the last bit (seed 145's control program 19)
