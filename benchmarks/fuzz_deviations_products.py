@@ -119,3 +119,31 @@ def broadcast_divisor(producer):
 def broadcast_like(x, producer):
   """``x`` broadcast as ``producer`` (a broadcast_in_dim) broadcast its operand."""
   return numpy_backend.jit_impl(_BROADCAST)(x, *producer[2][1:], **producer[1])
+
+
+# XLA's float32 exp clamps its input at 88.8, where its last step, a
+# product by 2**128, is (in float64, exactly) this:
+_EXP_CLAMP = np.float32(88.8)
+_EXP_TOP = float(np.float32(1.0802183151245117)) * 2.0 ** 128
+
+
+def clamped_exp_sum(name, vals, prods, invars, reads, fired):
+  """(n) A float32 sum or difference with an exp whose input XLA clamped:
+  the exp's last product fused with it, one rounding, so finite where the
+  other operand brings it back into range (seed 160's big program 5:
+  ``exp(x) - x`` of 3.4e38 is 2.76e37, with x64 or not); None elsewhere."""
+  for i, (prod, v) in enumerate(zip(prods, invars)):
+    if not prod or prod[0] != "exp" or np.asarray(prod[2][0]).dtype != np.float32 \
+        or not fusable(reads, v):
+      continue
+    clamped = np.asarray(prod[2][0]) >= _EXP_CLAMP
+    if not clamped.any():
+      continue
+    top = np.where(clamped, _EXP_TOP, np.asarray(vals[i], np.float64))
+    other = np.asarray(vals[1 - i], np.float64)
+    first, second = (top, other) if i == 0 else (other, top)
+    with np.errstate(all="ignore"):
+      out = (first + second if name == "add" else first - second).astype(np.float32)
+    fired.add("exp's last product fused with a sum (FMA)")
+    return out
+  return None

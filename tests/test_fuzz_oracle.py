@@ -319,6 +319,11 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     (["w = jnp.multiply(x, x)", "u = lax.le(w, x)",
       "v = w - jnp.mean(w, axis=-1, keepdims=True)"],
      {"x": make_input((4, 7, 7), "float32", 2059205644, "normal")}, False, "FMA"),
+    # ... also exp's last product, by 2**128 where XLA clamps its input at
+    # 88.8: exp(x) - x of 3.4e38 is 2.76e37 (seed 160's big program 5, x64)
+    (["v = jnp.exp(x) - x"],
+     {"x": np.repeat(np.array([3.4e38, 1e38, 88.9, 2.0, -3.4e38], np.float32), 16)}, True,
+     "exp's last product"),
     # ... but LLVM contracts no product read twice: floor_divide's quotient
     # by a broadcast, also selected, is not fused with its - 1; an fmod of
     # it shows the last bit (seed 145's control program 19)
