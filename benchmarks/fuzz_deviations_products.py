@@ -7,6 +7,7 @@ import collections
 import numpy as np
 
 from purejax._src.backends import numpy_backend
+from purejax._src.jaxpr import Literal
 from purejax._src.lax.structural import broadcast_in_dim_p as _BROADCAST
 
 
@@ -39,7 +40,7 @@ class fusing_every_product:
 def fusable(reads, v):
   """Whether LLVM may fuse the product ``v`` (a jaxpr variable or a
   Literal) into the sum reading it, by ``fused_reads``'s count ``reads``."""
-  return reads is None or _every_product[0] or getattr(v, "val", None) is None and reads[v] == 1
+  return reads is None or _every_product[0] or type(v) is not Literal and reads[v] == 1
 
 
 def fused_reads(jaxpr):
@@ -48,7 +49,6 @@ def fused_reads(jaxpr):
   scatter reading it is not): LLVM fuses a product read once into a sum
   (seed 145's control program 19: floor_divide's quotient, also selected,
   is not fused; its mixed program 11: x * x, also summed, is)."""
-  from purejax._src.jaxpr import Literal
   reads = collections.Counter(
       v for e in jaxpr.eqns if e.primitive.name not in _OWN_FUSION
       and not e.primitive.name.startswith("scatter") for v in e.invars if type(v) is not Literal)

@@ -420,8 +420,7 @@ class JitWrapped:
         self._donation.donate(donated, traced.jaxpr.out_avals, id(traced))
       if on_gpu is not _MISS:
         return on_gpu
-      if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
-          and not self._donation
+      if (self._plain_call(traced, kwargs)
           and not traced.runs_async() and not _has_key_outputs(traced)
           and all(type(x) is Array or type(x) in _SCALAR_ARGS for x in args)):
         key = tuple([x.aval if type(x) is Array else type(x) for x in args])
@@ -449,12 +448,16 @@ class JitWrapped:
     rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
     outs = gpu_dispatch.run_jitted(traced.jaxpr, traced.consts + split.leaves, rerun,
                                    may_defer=True)
-    if (not kwargs and not self._static_argnums and not traced.closes_over_tracers
-        and not self._donation and all(type(x) is Array for x in args)):
+    if self._plain_call(traced, kwargs) and all(type(x) is Array for x in args):
       # The fast path's entry: later calls with these avals skip tracing's cache.
       epoch = -1 if _debug_nans.enabled else _config_epoch
       self._traces.fast_gpu[tuple(x.aval for x in args)] = (epoch, traced)
     return traced.out_tree.unflatten(outs)
+
+  def _plain_call(self, traced, kwargs):
+    """Whether a call may leave a fast-path entry (plain positional arguments)."""
+    return (not kwargs and not self._static_argnums and not traced.closes_over_tracers
+            and not self._donation)
 
   def _seen_on_gpu(self, args):
     """The call with Arrays ``args``, run on a GPU from the fast path's
@@ -531,7 +534,6 @@ class _TraceCache(dict):
     super().clear()
     self.fast.clear()
     self.fast_gpu.clear()
-
 
 
 # Every live cache (id -> weak reference), for clear_caches().

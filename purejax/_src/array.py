@@ -177,11 +177,7 @@ class ArrayImpl(core.ArrayBase):
     if getattr(self.aval, "explicit_sharding", None) is not None:   # a typed result
       from purejax._src.sharding_types import concrete_sharding
       return concrete_sharding(self.aval)
-    v = self._v
-    if type(v) is Pending:
-      gpu = v.gpu
-    else:
-      gpu = None if type(v) is np.ndarray else v.device.id
+    gpu = gpu_of(self._v)
     if gpu is None:
       return _devices.SingleDeviceSharding(_devices.CPU)
     return _devices.SingleDeviceSharding(_devices.gpu_list()[gpu])
@@ -286,6 +282,14 @@ def _rebuild(value, weak_type):
 
 
 _new = object.__new__
+
+
+def gpu_of(value):
+  """The GPU an Array's value (a NumPy array, a device array, or either
+  still being computed) is on; None for the host."""
+  if type(value) is np.ndarray:
+    return None
+  return value.gpu if type(value) is Pending else value.device.id
 
 
 class OnGpu(Exception):

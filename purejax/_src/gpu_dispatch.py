@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from purejax._src import async_dispatch, core, debug_nans, dtypes, errors
-from purejax._src.array import Array, _new
+from purejax._src.array import Array, _new, gpu_of
 from purejax._src.async_dispatch import Pending
 from purejax._src.backends.cuda import gpu_runtime
 from purejax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
@@ -30,9 +30,7 @@ _defer = weakref.WeakKeyDictionary()   # const-free closed jaxpr -> whether call
 def gpu_index(values):
   """The GPU that the device buffers (or pending ones) among ``values`` are
   on (None: none is); JAX's ValueError for buffers on different GPUs."""
-  found = {v.gpu if type(v) is Pending else v.device.id for v in values
-           if type(v) is Pending and v.gpu is not None
-           or type(v) is not np.ndarray and gpu_runtime.is_buffer(v)}
+  found = {i for i in map(gpu_of, values) if i is not None}
   if len(found) > 1:
     devices = ", ".join(repr(gpu_list()[i]) for i in sorted(found))
     raise ValueError(f"Received incompatible devices for jitted computation. Got argument "
@@ -43,11 +41,7 @@ def gpu_index(values):
 def runs_on_gpu(arrays):
   """Whether a computation on Arrays ``arrays`` runs on a GPU: one of them
   is there (or being computed there), or a GPU is the default device."""
-  for x in arrays:
-    v = x._v
-    if type(v) is not np.ndarray and (type(v) is not Pending or v.gpu is not None):
-      return True
-  return _devices.gpu_is_default()
+  return any(gpu_of(x._v) is not None for x in arrays) or _devices.gpu_is_default()
 
 
 def forget_executables():
