@@ -71,8 +71,10 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     ``acosh(pow(a, b))``, which XLA takes as ``log(2) + log(y)`` for a
     huge ``y`` (finite where pow overflows), and so ``asinh`` (seed 93's
     elementwise program 9, ``asinh(exp2(282.2))`` is 196.3, with
-    ``log(exp2(x))`` as ``x * log(2)``), ``convert(bool) * x`` is a
-    select (0, not NaN, for False * inf).
+    ``log(exp2(x))`` as ``x * log(2)``), ``pow(exp(a), b)`` is
+    ``exp(a * b)`` (finite where exp overflows, NaN for ``pow(nan, 0)``;
+    ``exp2(x)`` is ``exp(x * log(2))``: seed 162's big program 8),
+    ``convert(bool) * x`` is a select (0, not NaN, for False * inf).
 (g) With x64, uint64 indices of 2**63 and more clamp to 0 in jnp.take's
     clip mode where XLA folds the gather, its operand and indices known at
     compile time (JAX reads them as negative); with a traced operand or
@@ -358,6 +360,10 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
           plain = np.arccosh(y) if name == "acosh" else np.arcsinh(y)
           return np.where(huge, np.sign(y) * big if name == "asinh" else big,
                           plain).astype(out.dtype)
+    if name == "pow" and kind == "f" and prods[0] and prods[0][0] in ("exp", "exp2"):
+      fired.add("pow(exp(a), b) is exp(a * b)")
+      a = _log_source(prods[0], out.dtype)[0]
+      return np.exp((a * np.asarray(vals[1])).astype(out.dtype)).astype(out.dtype)
     if name == "log" and kind == "f" and prods[0] and prods[0][0] == "pow":
       a, b = (np.asarray(v) for v in prods[0][2][:2])
       fired.add("log(pow(a, b)) is b * log(|a|)")

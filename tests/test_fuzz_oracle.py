@@ -139,6 +139,14 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     # ... and log(exp2(x)) is x * log(2), finite where exp2 overflows (seed 150)
     (["v = jnp.log(jnp.exp2(x))"], {"x": np.array([132.54303, 4.0], np.float32)}, False,
      "log(exp(x))"),
+    # pow(exp(a), b) is exp(a * b), exp2(x) being exp(x * log(2)): finite where
+    # exp overflows, NaN for pow(exp2(nan), 0) (seed 162's big program 8)
+    (["v = lax.pow(jnp.exp2(x), y)"],
+     {"x": np.array([316.80115, np.nan, 3.0], np.float32),
+      "y": np.array([0.008327993, 0.0, 0.5], np.float32)}, False, "pow(exp(a), b)"),
+    (["v = lax.pow(jnp.exp(x), y)"],
+     {"x": np.array([800.0, 2.0], np.float64), "y": np.array([0.25, 3.0], np.float64)}, True,
+     "pow(exp(a), b)"),
     (["v = lax.cond(n > 0, lambda: jnp.log(jnp.exp(x)), lambda: x)"],
      {"x": np.array([100.0, 1.0], np.float32), "n": np.int32(2)}, False, "log(exp(x))"),
     (["v = lax.scan(lambda c, y: (c, jnp.log(jnp.exp(y))), 0.0, x)[1]"],
