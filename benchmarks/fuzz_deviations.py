@@ -98,7 +98,10 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     int8 ``[12]`` is True in JAX, False in NumPy and purejax) and for a NaN.
     So ``abs(x) < 0``: False in JAX for the most negative int, whose abs
     wraps (``1 % jnp.abs(x)``, whose sign fix reads it: seed 81's big
-    program 13).
+    program 13).  And a gather in fill mode does not check that a square's
+    index is >= 0: ``jnp.take(x, x * x)`` clamps a wrapped negative index
+    to 0 (seed 163's index program 6).  (b), (k), (l):
+    ``fuzz_deviations_squares``.
 (b)-(m) are emulated by ``emulate_jax``, a NumPy-backend evaluation of the
 jaxpr with those rewrites, also in the bodies of loops and conds (run here
 step by step); an element is accepted where JAX gives the emulated value
@@ -157,6 +160,7 @@ from purejax._src.jaxpr import Literal, sub_jaxprs
 import fuzz_deviations_in_place
 import fuzz_deviations_nan_sign
 import fuzz_deviations_slices
+import fuzz_deviations_squares
 import fuzz_deviations_values
 from fuzz_bounds import _dist, bounded_eval
 from fuzz_deviations_products import (bool_source, broadcast_divisor, broadcast_like,
@@ -229,86 +233,6 @@ def _signed_int(aval):
   return np.dtype(aval.dtype).kind == "i"
 
 
-def _abs_of_square(x, prod, fired):
-  """(b) JAX's abs(x * x) on a signed int: the product itself where XLA sees
-  one operand twice (equal values here)."""
-  same = _square_of(prod, x.shape)
-  if same is None:
-    return None
-  if (same & (x < 0)).any():
-    fired.add("abs(x*x) simplified")
-  return np.where(same, x, np.abs(x)).astype(x.dtype)
-
-
-def _square_of(prod, shape):
-  """Where the value ``prod`` produced is ``a * a`` (None: nowhere)."""
-  name, params, pvals = prod[:3]
-  if name == "square" or (name == "integer_pow" and params.get("y") == 2):
-    return np.ones(shape, bool)
-  if name == "mul":
-    return np.broadcast_to(np.asarray(pvals[0]) == np.asarray(pvals[1]), shape)
-  if name == "dot_general":   # one term: XLA makes it a product
-    (lc, _), _ = params["dimension_numbers"]
-    a, b = np.asarray(pvals[0]), np.asarray(pvals[1])
-    if np.prod([a.shape[d] for d in lc], dtype=np.int64) == 1 and a.shape == b.shape \
-        and np.array_equal(a, b):
-      return np.ones(shape, bool)
-  return None
-
-
-_SQUARE_VS_ZERO = {("ge", 0): True, ("le", 1): True, ("lt", 0): False, ("gt", 1): False}
-
-
-def _square_compared_with_zero(eqn, vals, prods, fired):
-  """(l) ``x * x >= 0`` and ``abs(x) >= 0`` (and their mirror images)
-  folded to True."""
-  for i, p in enumerate(prods):
-    folded = _SQUARE_VS_ZERO.get((eqn.primitive.name, i))
-    if folded is None or p is None or np.any(np.asarray(vals[1 - i]) != 0):
-      continue
-    same = _xla_nonnegative(p, np.shape(vals[i]))
-    if same is None:
-      continue
-    plain = numpy_backend.jit_impl(eqn.primitive)(*vals, **eqn.params)
-    same = np.broadcast_to(same, np.shape(plain))
-    if (same & (plain != folded)).any():
-      fired.add("comparison of a square with 0 folded")
-    return np.where(same, folded, plain)
-  return None
-
-
-def _xla_nonnegative(prod, shape):
-  """Where XLA takes the value ``prod`` made for >= 0 by its algebra: a
-  square, an abs, a select among such values and non-negative constants
-  (None: nowhere)."""
-  if prod is None:
-    return None
-  if prod[0] == "abs":
-    return np.ones(shape, bool)
-  if prod[0] == "select_n":
-    masks = []
-    for v, p in zip(prod[2][1:], prod[3][1:]):
-      mask = _xla_nonnegative(p, shape)
-      if mask is None:   # a constant (perhaps broadcast) that is >= 0
-        if (p is not None and p[0] != "broadcast_in_dim") or np.any(np.asarray(v) < 0):
-          return None
-        mask = np.ones(shape, bool)
-      masks.append(np.broadcast_to(mask, shape))
-    return np.logical_and.reduce(masks)
-  return _square_of(prod, shape)
-
-
-def _sqrt_of_square(prod, shape):
-  """(k) sqrt(a * a) (or of its abs) is |a| to XLA: ``a`` and where it applies."""
-  if prod[0] == "abs" and prod[3][0]:
-    prod = prod[3][0]
-  same = _square_of(prod, shape)
-  if same is None or not same.any():
-    return None
-  a = np.asarray(prod[2][0])
-  return np.broadcast_to(a, shape), same
-
-
 def _log_source(prod, dtype):
   """(the log of |y| as XLA simplifies it, spread) when ``prod`` made y =
   pow(a, b) (b * log|a|), exp2(x) (x * log 2) or exp(x) (x), spread the
@@ -338,10 +262,10 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
   kind = np.dtype(out.dtype).kind
   with np.errstate(all="ignore"):
     if name == "abs" and _signed_int(out) and prods[0]:
-      return _abs_of_square(vals[0], prods[0], fired)
+      return fuzz_deviations_squares.abs_of_square(vals[0], prods[0], fired)
     if name in ("ge", "le", "lt", "gt") and (
         _signed_int(eqn.invars[0].aval) or np.dtype(eqn.invars[0].aval.dtype).kind == "f"):
-      folded = _square_compared_with_zero(eqn, vals, prods, fired)
+      folded = fuzz_deviations_squares.square_compared_with_zero(eqn, vals, prods, fired)
       if folded is not None:
         return folded
     if name == "log" and kind == "f" and prods[0] and prods[0][0] in ("rsqrt", "exp", "exp2"):
@@ -407,7 +331,7 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
       if products:
         return fused_multiply_add(name, vals, prods, products[0], fired)
     if name == "sqrt" and kind == "f" and prods[0]:
-      hit = _sqrt_of_square(prods[0], out.shape)
+      hit = fuzz_deviations_squares.sqrt_of_square(prods[0], out.shape)
       if hit is not None:
         a, same = hit
         fired.add("sqrt(x*x) simplified")
@@ -437,6 +361,9 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
         fired.add("clz of a constant folded in 64 bits")
         plain = numpy_backend.jit_impl(eqn.primitive)(x, **eqn.params)
         return np.where(x < 0, bits - 64, plain).astype(out.dtype)
+    gathered = fuzz_deviations_squares.fill_gather_of_square(eqn, vals, prods, fired)
+    if gathered is not None:
+      return gathered
     merged = fuzz_deviations_slices.merged(eqn, vals, prods, out, constant)
     if merged is not None:
       fired.add("nested dynamic_slice merged")

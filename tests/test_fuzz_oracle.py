@@ -232,6 +232,11 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     (["v = jnp.sign(y) % jnp.abs(x)"],
      {"x": np.array([-2**31, 7, -3], np.int32), "y": np.array([12, 0, 5], np.uint8)}, False,
      "comparison of a square with 0"),
+    # ... so jnp.take's fill mode does not check that a square's index is >= 0:
+    # a wrapped negative square is clamped to 0 (seed 163's index program 6)
+    (["v = jnp.take(x, x * x, axis=1)"],
+     {"x": np.array([[9, 44971664, 4, 1], [1, 2147483647, 0, -11], [-5, 3, 1, 2],
+                     [1, -10, 0, 1596970475]], np.int32)}, False, "gather of a square's index"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
