@@ -3,7 +3,7 @@
 ``Lowered`` (purejax lowers to the jaxpr itself) and that one's
 ``.compile()`` a ``Compiled``.  JAX's ``ArgInfo`` and ``CompilerOptions``
 are not provided."""
-from purejax._src.api import JitWrapped as Wrapped
+from purejax._src.api import PjitFunction as Wrapped
 from purejax._src.stages import Compiled, Lowered, Traced
 
 __all__ = ["Wrapped", "Traced", "Lowered", "Compiled"]

@@ -1,6 +1,8 @@
 """The smaller top-level names: config states, clear_caches, typeof, float0,
 custom_gradient, closure_convert, runtime queries, typing/stages/dlpack/
 profiler/version modules."""
+import importlib
+import importlib.util
 import logging
 
 import numpy as np
@@ -297,3 +299,19 @@ def test_signatures_match_jax():
     ours = list(inspect.signature(getattr(jax, name)).parameters)
     theirs = list(inspect.signature(getattr(jax_oracle, name)).parameters)
     assert ours == theirs, name
+
+
+def test_jitted_function_type_and_signature_as_jax():
+  """A jitted function's type is named as JAX's (chex's ``is_traceable``
+  looks for the name) and has the function's signature, also without
+  following ``__wrapped__`` (chex's fake pmap asks so)."""
+  import inspect
+
+  def foo(x, y=2, *, z=3):
+    return x
+  for module in [jax] + ([] if importlib.util.find_spec("jax") is None else
+                         [importlib.import_module("jax")]):
+    f = module.jit(foo)
+    assert type(f).__name__ == "PjitFunction"
+    assert inspect.signature(f, follow_wrapped=False) == inspect.signature(foo)
+    assert f.__signature__ == inspect.signature(foo)

@@ -53,6 +53,12 @@ def _fori_prog(jax, jnp, lax, ck):
       0, 4, lambda i, a: (ck.check(i < 2, "i={i}", i=i), a + i)[1], x))(jnp.int32(1))
 
 
+def _vjp_positive(jax, jnp, ck):
+  f = jax.custom_vjp(_positive(jnp, ck))
+  f.defvjp(lambda x: (f(x), x), lambda r, g: (g * jnp.cos(r),))
+  return f
+
+
 PROGRAMS = {
     "eager_fail": lambda jax, jnp, lax, ck: ck.checkify(_positive(jnp, ck))(jnp.float32(-1.)),
     "eager_pass": lambda jax, jnp, lax, ck: ck.checkify(_positive(jnp, ck))(jnp.float32(1.)),
@@ -110,7 +116,39 @@ PROGRAMS = {
                                                               jnp.array([0, 5])),
     "oob_in_bounds": lambda jax, jnp, lax, ck: ck.checkify(
         lambda x, i: x[i], errors=ck.index_checks)(jnp.arange(3.), jnp.int32(2)),
+    # values are formatted as Arrays (a dict shows their repr), key arrays too
+    "dict_payload": lambda jax, jnp, lax, ck: jax.jit(ck.checkify(
+        lambda x: (ck.check(x[0] > 0, "got {d}", d={"a": x[0], "b": x}), x)[1]))(
+        jnp.array([-1., 2.])),
+    "key_payload": lambda jax, jnp, lax, ck: jax.jit(ck.checkify(
+        lambda k, j: (ck.check(jnp.all(k == j), "{} != {}", k, j), jnp.zeros(()))[1]))(
+        jax.random.split(jax.random.key(1)), jax.random.split(jax.random.key(2))),
+    # checkpoint and custom_vjp bodies are checked (a custom_vjp's fwd is not)
+    "checkpoint": lambda jax, jnp, lax, ck: ck.checkify(jax.checkpoint(_positive(jnp, ck)))(
+        jnp.float32(-1.)),
+    "grad_of_checkpoint": lambda jax, jnp, lax, ck: ck.checkify(
+        jax.grad(jax.checkpoint(_positive(jnp, ck))))(jnp.float32(-1.)),
+    "custom_vjp": lambda jax, jnp, lax, ck: jax.jit(ck.checkify(_vjp_positive(jax, jnp, ck)))(
+        jnp.float32(-1.)),
+    "grad_of_custom_vjp": lambda jax, jnp, lax, ck: ck.checkify(
+        jax.grad(_vjp_positive(jax, jnp, ck)))(jnp.float32(-1.)),
+    "vmap_of_custom_vjp": lambda jax, jnp, lax, ck: jax.vmap(ck.checkify(
+        _vjp_positive(jax, jnp, ck)))(jnp.array([-1., 2.])),
+    # each device checks its block: the error is mapped over the devices
+    "checkify_of_pmap": lambda jax, jnp, lax, ck: ck.checkify(jax.pmap(
+        lambda x: (ck.check(x > 0, "neg {x}", x=x), lax.psum(x, "i"))[1], axis_name="i"))(
+        jnp.array([-2.])),
+    "jit_checkify_of_pmap_nan": lambda jax, jnp, lax, ck: jax.jit(ck.checkify(
+        jax.pmap(jnp.log), errors=ck.float_checks))(jnp.array([-2.])),
 }
+
+
+def _thrown(err):
+  try:
+    err.throw()
+  except Exception as e:   # noqa: BLE001 (the class is compared by name)
+    return type(e).__name__, str(e)
+  return None
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -119,7 +157,8 @@ def test_checkify_matches_jax(name):
   want_err, want_out = PROGRAMS[name](*real)
   got_err, got_out = PROGRAMS[name](*_modules(False))
   assert got_err.get() == want_err.get()
-  assert (got_err.get_exception() is None) == (want_err.get_exception() is None)
+  assert type(got_err.get_exception()).__name__ == type(want_err.get_exception()).__name__
+  assert _thrown(got_err) == _thrown(want_err)
   want_leaves = real[0].tree.leaves(want_out)
   got_leaves = purejax.tree.leaves(got_out)
   assert len(got_leaves) == len(want_leaves)
@@ -252,3 +291,51 @@ def test_checks_in_a_custom_jvp_function_as_jax(x):
   got = purejax.grad(lambda x: pcheckify.checkify(g)(x)[1])(x)
   want = real.grad(lambda x: rcheckify.checkify(rg)(x)[1])(x)
   np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+def test_checkify_of_pmap_over_four_devices(cpu_devices):
+  """Each device checks its own block: the error is mapped over the devices
+  (messages as JAX gives them with 4 CPU devices); throw() raises the last
+  failing device's; a check outside the pmap counts at every device."""
+  cpu_devices(4)
+  def f(x):
+    pcheckify.check(x > 0, "x must be positive, got {x}", x=x)
+    return plax.psum(x, "i")
+  g = pcheckify.checkify(purejax.pmap(f, axis_name="i"))
+  err, out = g(pjnp.array([1., -2., 3., -4.]))
+  assert err.get() == ("at mapped index 1: x must be positive, got -2.0 (`check` failed)\n"
+                       "at mapped index 3: x must be positive, got -4.0 (`check` failed)")
+  np.testing.assert_array_equal(out, [-2.] * 4)
+  with pytest.raises(pcheckify.JaxRuntimeError, match=r"^x must be positive, got -4.0"):
+    err.throw()
+  err, _ = purejax.jit(g)(pjnp.array([1., 2., 3., 4.]))
+  assert err.get() is None
+
+  def outer(x):
+    pcheckify.check(x[0] > 0, "first {x}", x=x[0])
+    return purejax.pmap(lambda v: (pcheckify.check(v > 0, "pm {v}", v=v), v)[1])(x)
+  err, _ = pcheckify.checkify(outer)(pjnp.array([-1., -2., 3., 5.]))
+  assert err.get().splitlines() == [f"at mapped index {i}: first -1.0 (`check` failed)"
+                                    for i in range(4)]
+  err, _ = pcheckify.checkify(outer)(pjnp.array([1., 2., 3., -5.]))
+  assert err.get() == "at mapped index 3: pm -5.0 (`check` failed)"
+
+
+def _grad_of_checkified_custom_vjp(jax, jnp, lax, ck):
+  f = _vjp_positive(jax, jnp, ck)   # its fwd calls f itself, check included
+  g = jax.grad(lambda x: ck.checkify(f)(x)[1])
+  out = [float(g(1.))]
+  try:
+    g(-1.)
+  except Exception as e:   # noqa: BLE001 (the class is compared by name)
+    out.append((type(e).__name__, str(e)))
+  return out
+
+
+def test_grad_of_checkify_of_custom_vjp_as_jax():
+  """Differentiated, a custom_vjp function's fwd is not checkified (as in
+  JAX): run eagerly, its check passes or raises."""
+  got = _grad_of_checkified_custom_vjp(*_modules(False))
+  assert got[0] == pytest.approx(np.cos(1.), rel=1e-6)
+  assert got[1] == ("JaxRuntimeError", "x must be positive, got -1.0 (`check` failed)")
+  assert got == _grad_of_checkified_custom_vjp(*_modules(True))

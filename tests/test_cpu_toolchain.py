@@ -436,6 +436,30 @@ def test_exit_during_a_background_compile_leaves_nothing_behind(kernels, tmp_pat
   assert not any(map(_running, compilers))
 
 
+_EXIT_FUNCS_RUN_EARLY = r"""
+import atexit, sys
+import numpy as np
+import purejax, purejax.numpy as jnp
+from purejax._src.config import config
+config.update("purejax_compile_sync", True)
+print(float(purejax.jit(lambda x: (x * 2.0).sum())(jnp.ones(8))))
+atexit._run_exitfuncs()   # as chex's tests do, in the middle of a process
+print(float(purejax.jit(lambda x: (x * 3.0).sum())(jnp.ones(8))))
+"""
+
+
+def test_atexit_run_early_stops_nothing(kernels):
+  """A program that runs the atexit handlers itself (chex's tests call
+  ``atexit._run_exitfuncs()``) keeps compiling: purejax's clean-up at exit
+  (killing compilers, removing unfinished files) runs at the real exit only."""
+  env = dict(os.environ, PUREJAX_CACHE_DIR=str(kernels),
+             PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
+  out = subprocess.run([sys.executable, "-c", _EXIT_FUNCS_RUN_EARLY], env=env,
+                       capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr[-3000:]
+  assert out.stdout.split() == ["16.0", "24.0"]
+
+
 def test_temporaries_of_dead_processes_are_swept(kernels):
   """A killed process (no atexit) leaves its temporary file: the next process
   to use the cache removes it; live processes' and foreign files stay."""

@@ -329,8 +329,8 @@ def test_gpu_calls_seen_before_skip_the_trace_cache(one_fake_gpu, monkeypatch):
   b = purejax.device_put(np.ones(4, np.float32), gpu)
   first = f(a, b)   # the general path, which records the entry
   traced_calls = []
-  real = purejax._src.api.JitWrapped._get_traced
-  monkeypatch.setattr(purejax._src.api.JitWrapped, "_get_traced",
+  real = purejax._src.api.PjitFunction._get_traced
+  monkeypatch.setattr(purejax._src.api.PjitFunction, "_get_traced",
                       lambda self, *a: traced_calls.append(1) or real(self, *a))
   second = f(a, b)
   assert traced_calls == []

@@ -2,18 +2,13 @@
 with optax gives JAX's losses. Needs the ``ecosystem`` extra: skipped
 without it, except under CI (the CI variable set)."""
 import importlib.util
-import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.ecosystem
+from tests.ecosystem import require, run_program
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = pytest.mark.ecosystem
 
 # Public names flax.linen (0.12.8) takes from jax when it loads.
 FLAX_NEEDS = ["purejax.extend.core", "purejax.extend.linear_util",
@@ -71,30 +66,16 @@ MLP = """
 """
 
 
-def run(tmp_path, on_purejax):
-  script = tmp_path / "mlp.py"
-  script.write_text(textwrap.dedent(MLP))
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-  args = ["-m", "purejax", str(script)] if on_purejax else [str(script)]
-  done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                        timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.xfail(bool(missing_names()), strict=True,
                    reason=f"purejax lacks what flax.linen imports: {missing_names()}")
 def test_flax_linen_mlp_trained_with_optax_matches_jax(tmp_path):
-  for name in ["flax", "optax"]:
-    if importlib.util.find_spec(name) is None:
-      if os.environ.get("CI"):
-        pytest.fail(f"{name} is not installed: CI installs the `ecosystem` extra")
-      pytest.skip(f"{name} is not installed (the `ecosystem` extra)")
-  got = run(tmp_path, on_purejax=True)
+  require("flax")
+  require("optax")
+  got = run_program(MLP, tmp_path)
   assert got["jax"] == "purejax"
   losses = np.array(got["losses"])
   assert losses[-1] < 0.5 * losses[0]
   if importlib.util.find_spec("jax") is not None:
-    want = run(tmp_path, on_purejax=False)
+    want = run_program(MLP, tmp_path, on_purejax=False)
     assert want["jax"] == "jax"
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)

@@ -4,19 +4,13 @@ suite (it ships in optax's wheel). Needs the ``ecosystem`` extra
 (``pip install -e ".[ecosystem]"``): skipped without it, except under CI
 (the CI variable set), where a missing extra fails the tests."""
 import importlib.util
-import json
-import os
-import re
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.ecosystem
+from tests.ecosystem import require, run_program, run_test_suite
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = pytest.mark.ecosystem
 
 # optax's own test suite on purejax (optax 0.2.8, chex 0.1.92, flax 0.12.8,
 # scikit-learn: the ecosystem extra, so all 51 test files collect), this
@@ -35,25 +29,6 @@ OPTAX_SUITE_PASS_FLOOR = 2492
 # Tests that read XLA's HLO text, which purejax (it compiles to C) has not;
 # --deselect matches node-id prefixes, so this drops its 18 parametrizations.
 OPTAX_TESTS_READING_HLO = ["optax/_src/numerics_test.py::NumericsTest::test_abs_sqr_hlo_equivalence"]
-
-
-def require(name):
-  if importlib.util.find_spec(name) is not None:
-    return
-  if os.environ.get("CI"):
-    pytest.fail(f"{name} is not installed: CI installs the `ecosystem` extra")
-  pytest.skip(f"{name} is not installed (the `ecosystem` extra)")
-
-
-def run_program(source, tmp_path, on_purejax=True, timeout=600):
-  script = tmp_path / "prog.py"
-  script.write_text(textwrap.dedent(source))
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-  args = ["-m", "purejax", str(script)] if on_purejax else [str(script)]
-  done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                        timeout=timeout)
-  assert done.returncode == 0, done.stderr[-3000:]
-  return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 ADAM = """
@@ -168,27 +143,10 @@ def test_mlp_trained_with_optax_adamw_matches_numpy_and_jax(tmp_path):
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
 
 
-def summary_counts(stdout):
-  """pytest's closing line, e.g. ``95 failed, 1776 passed, 62 skipped, 4 errors in 540s``."""
-  last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
-  return {word: int(n) for n, word in re.findall(r"(?<![\w])(\d+) (passed|failed|skipped|errors?)\b", last)}
-
-
 def test_optax_own_test_suite_on_purejax(tmp_path):
   require("optax")
   require("chex")
-  optax_dir = os.path.dirname(importlib.util.find_spec("optax").origin)
-  (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = *_test.py\n")
-  site = os.path.dirname(optax_dir)
-  deselect = [arg for name in OPTAX_TESTS_READING_HLO for arg in ("--deselect", name)]
-  env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
-  env["PYTHONPATH"] = os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")])
-  done = subprocess.run(
-      [sys.executable, "-m", "purejax", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-       "-c", str(tmp_path / "pytest.ini"), "--rootdir", site, "--tb=no",
-       "--continue-on-collection-errors", *deselect, optax_dir],
-      cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=2700)
-  counts = summary_counts(done.stdout)
-  assert "passed" in counts, done.stdout[-3000:] + done.stderr[-3000:]
+  counts, output = run_test_suite("optax", tmp_path, deselect=OPTAX_TESTS_READING_HLO)
+  assert "passed" in counts, output[-6000:]
   print(counts)
-  assert counts["passed"] >= OPTAX_SUITE_PASS_FLOOR, (counts, done.stdout[-5000:])
+  assert counts["passed"] >= OPTAX_SUITE_PASS_FLOOR, (counts, output[-5000:])

@@ -101,7 +101,7 @@ def test_install_as_jax_aliases_the_public_modules_to_the_same_objects(tmp_path)
 def test_install_as_jax_refuses_what_jax_refuses(tmp_path):
   script = write(tmp_path / "p.py", installed("""
     import jax
-    for name in ["jax.config", "jax.no_such_module", "jax._src.xla_bridge", "jax.numpy.nope"]:
+    for name in ["jax.config", "jax.no_such_module", "jax._src.pjit", "jax.numpy.nope"]:
       try:
         importlib.import_module(name)
       except ModuleNotFoundError as err:
@@ -112,7 +112,7 @@ def test_install_as_jax_refuses_what_jax_refuses(tmp_path):
     assert isinstance(jax.config, type(purejax.config)) and hasattr(jax.config, "update")
   """))
   out = run_ok([script])
-  assert "jax._src.xla_bridge -> No module named 'jax._src.xla_bridge' (JAX's internals" in out
+  assert "jax._src.pjit -> No module named 'jax._src.pjit' (JAX's internals" in out
 
 
 def test_the_documented_jax_private_stand_ins(tmp_path):
@@ -125,6 +125,12 @@ def test_the_documented_jax_private_stand_ins(tmp_path):
     # purejax does not compile through XLA: chex's restrict_backends patches nothing
     assert not hasattr(compiler, "backend_compile")
     assert not hasattr(compiler, "backend_compile_and_load")
+    # chex.set_n_cpu_devices: no CPU backend until the devices are listed
+    import jax
+    assert jax._src.xla_bridge._backends == {{}}
+    assert len(jax.devices()) == 1
+    backend = jax._src.xla_bridge._backends["cpu"]
+    assert backend.platform == "cpu" and backend.devices() == jax.devices("cpu")
     print("ok")
   """))
   assert run_ok([script]).strip() == "ok"

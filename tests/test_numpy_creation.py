@@ -81,6 +81,14 @@ ORACLE_CASES = {
     "hamming_zero": (lambda m: m.hamming(0),),
     "kaiser": (lambda m: m.kaiser(6, 3.0),),
     "kaiser_array_beta": (lambda m: m.kaiser(5, m.array(0.5)),),
+    # lists of 16-bit and 4-bit Arrays (NumPy cannot cast those element by element)
+    "array_of_bfloat16_arrays": (lambda m: m.array(
+        [m.array(256., m.bfloat16), m.array(257., m.bfloat16)], dtype=m.bfloat16),),
+    "array_of_bfloat16_and_int": (lambda m: m.array(
+        [m.array(256., m.bfloat16), 3], dtype=m.float8_e4m3fn),),
+    "array_of_nested_bfloat16": (lambda m: m.array(
+        [[m.array(1.5, m.bfloat16)], (m.array(2., m.bfloat16),)]),),
+    "array_of_int4_arrays": (lambda m: m.array([m.array(3, m.int4), 2]),),
 }
 
 

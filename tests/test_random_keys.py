@@ -328,3 +328,32 @@ def test_scatter_into_key_arrays(backend):
   for got in (ks.at[0].set(k), jax.jit(lambda ks, k: ks.at[0].set(k))(ks, k)):
     assert got.dtype == k.dtype
     np.testing.assert_array_equal(data(got), [[0, 0], SPLIT[1]])
+
+
+def _key_comparisons(jax, jnp, lax):
+  k = jax.random.split(jax.random.key(1), 3)
+  j = jax.random.split(jax.random.key(2), 3)
+  out = {"lax.eq": lax.eq(k, k[1]), "lax.ne jit": jax.jit(lax.ne)(k, k[1]),
+         "jnp.equal": jnp.equal(k, j), "vmap eq": jax.vmap(lax.eq)(k, k),
+         "array_equal": jnp.array_equal(k, k), "==": k == j.at[0].set(k[0])}
+  try:
+    lax.lt(k, j)
+  except TypeError as e:
+    out["lt"] = str(e)
+  return {name: v if isinstance(v, str) else np.asarray(v).tolist() for name, v in out.items()}
+
+
+def test_eq_and_ne_compare_keys_as_jax(backend):
+  """lax.eq and lax.ne take typed keys (equal where all their key data is),
+  eagerly and jitted; the jaxpr has one eq on the keys; order comparisons
+  refuse them."""
+  got = _key_comparisons(jax, jnp, lax)
+  assert got["lax.eq"] == [False, True, False] and got["lax.ne jit"] == [True, False, True]
+  assert got["vmap eq"] == [True] * 3 and got["array_equal"] is True
+  assert got["=="] == [True, False, False] and got["jnp.equal"] == [False] * 3
+  assert got["lt"].startswith("lt does not accept dtype key<fry> at position 0")
+  k = random.split(random.key(1))
+  assert str(jax.make_jaxpr(lax.eq)(k, k)) == (
+      "{ lambda ; a:key<fry>[2] b:key<fry>[2]. let c:bool[2] = eq a b in (c,) }")
+  real = pytest.importorskip("jax")
+  assert got == _key_comparisons(real, real.numpy, real.lax)

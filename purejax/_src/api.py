@@ -30,6 +30,7 @@ from purejax._src import mesh_context
 from purejax._src.jaxpr import ClosedJaxpr, Literal, eval_jaxpr
 from purejax._src.mesh_context import concrete_mesh
 from purejax._src.pjit import _mesh_param, close_consts, executable_for, hoist_consts, pjit_p
+from purejax._src.shape_dtype_struct import ShapeDtypeStruct
 from purejax._src.stages import Traced
 
 _ctx = core._ctx
@@ -297,8 +298,9 @@ def _check_output_leaves(fun, out, traced_for):
 _trace_caches = weakref.WeakKeyDictionary()
 
 
-class JitWrapped:
-  """A function compiled by ``jit``; call it like the function itself."""
+class PjitFunction:
+  """A function compiled by ``jit``; call it like the function itself.
+  (Named as JAX's type is: chex's ``is_traceable`` looks for the name.)"""
 
   def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
                donate_argnames, inline, keep_unused):
@@ -514,6 +516,12 @@ class JitWrapped:
       return self
     return functools.partial(self, obj)
 
+  @property
+  def __signature__(self):
+    # The function's (as JAX's): without it ``inspect.signature(f,
+    # follow_wrapped=False)`` takes the object, with its __get__, for a builtin.
+    return inspect.signature(self._fun)
+
   def __repr__(self):
     return f"<PjitFunction of {self._fun!r}>"
 
@@ -558,7 +566,7 @@ _MISS = object()
 
 
 def _fast_call(traced, args):
-  """What ``JitWrapped.__call__``'s fast path needs to run ``traced`` on
+  """What ``PjitFunction.__call__``'s fast path needs to run ``traced`` on
   top-level Arrays and Python scalars, looked up once (``_run_compiled``
   looks it up on every call): ``(epoch, executable, NumPy constants, the
   output aval if there is a single array output, the output avals, the
@@ -671,7 +679,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     from purejax._src.sharded_array import ShardedJit
     return ShardedJit(fun, static_argnums, static_argnames, donate_argnums,
                       donate_argnames, inline, keep_unused, in_shardings, out_shardings)
-  return JitWrapped(fun, static_argnums, static_argnames, donate_argnums,
+  return PjitFunction(fun, static_argnums, static_argnames, donate_argnums,
                     donate_argnames, inline, keep_unused)
 
 
@@ -688,7 +696,7 @@ def _check_device_and_backend(device, backend):
                      f"device={device!r} and backend={backend!r}")
 
 
-class _UnavailableBackendJit(JitWrapped):
+class _UnavailableBackendJit(PjitFunction):
   """A jit for a backend this process lacks: calls raise JAX's error."""
 
   def __init__(self, *args):
@@ -734,56 +742,6 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
     return closed
 
   return make
-
-
-class ShapeDtypeStruct:
-  """A shape and dtype standing in for an array (``eval_shape``'s results)."""
-  __slots__ = ("shape", "dtype", "weak_type", "sharding")
-
-  def __init__(self, shape, dtype, weak_type=False, sharding=None):
-    if dtype is None:
-      raise ValueError("ShapeDtypeStruct: dtype must be specified.")
-    self.shape = tuple(shape)
-    self.dtype = dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
-    self.weak_type = weak_type
-    self.sharding = sharding
-
-  ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape)))
-
-  def __len__(self):
-    if not self.shape:
-      raise TypeError("len() of unsized object")
-    return self.shape[0]
-
-  @classmethod
-  def like(cls, x):
-    """The shape and (canonical) dtype of array-like ``x``."""
-    dtype = x.dtype if dtypes.is_extended(getattr(x, "dtype", None)) else \
-        dtypes.canonicalize_dtype(dtypes.dtype(x))
-    return cls(np.shape(x), dtype)
-
-  def update(self, **kwargs):
-    """A copy with the given fields (shape, dtype, weak_type, sharding) replaced."""
-    fields = dict(shape=self.shape, dtype=self.dtype, weak_type=self.weak_type,
-                  sharding=self.sharding)
-    fields.update(kwargs)
-    return ShapeDtypeStruct(**fields)
-
-  @property
-  def aval(self):
-    return core.ShapedArray(self.shape, self.dtype, self.weak_type)
-
-  def __repr__(self):
-    weak = ", weak_type=True" if self.weak_type else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
-
-  def __eq__(self, other):
-    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
-
-  def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
 
 
 def eval_shape(fun, *args, **kwargs):

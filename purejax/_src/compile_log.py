@@ -1,7 +1,7 @@
 """What jit reports about its cache misses: ``log_compiles`` lines,
 ``explain_cache_misses`` explanations and ``check_tracer_leaks`` checks.
 
-Nothing here runs on a cache hit: ``api.JitWrapped._get_traced`` calls in
+Nothing here runs on a cache hit: ``api.PjitFunction._get_traced`` calls in
 only when it traces a new signature.
 """
 import gc

@@ -28,7 +28,7 @@ from purejax._src.interpreters import partial_eval as pe
 from purejax._src.interpreters.ad import Zero
 from purejax._src.jaxpr import eval_jaxpr
 from purejax._src.lax.stop_gradient import stop_gradient_p
-from purejax._src.pjit import call_transpose, executable_for, trace_closed
+from purejax._src.pjit import call_transpose, executable_for, has_unstaged, trace_closed
 
 
 class CustomJVPException(Exception):
@@ -279,11 +279,19 @@ def lazy_trace(cache, key, trace):
   return hit
 
 
+def _call_impl(*args, call_jaxpr, **_):
+  # A custom_jvp/custom_vjp function run eagerly runs as its Python would:
+  # a check in it raises if it fails (compiling it would refuse the check).
+  if has_unstaged(call_jaxpr):
+    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+  return executable_for(call_jaxpr)(*args)
+
+
 def call_prim(name):
   prim = core.Primitive(name, multiple_results=True)
   prim.call_jaxpr_param = "call_jaxpr"
   prim.call_shares_names = False    # JAX prints the callee with fresh names
-  prim.impl = lambda *args, call_jaxpr, **_: executable_for(call_jaxpr)(*args)
+  prim.impl = _call_impl
   prim.abstract_eval = lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals
   prim.partial_eval = _inline_partial_eval
   prim.transpose = _call_transpose

@@ -175,6 +175,11 @@ def _xla_flags_devices():
   return _xla_flags_count
 
 
+def xla_flags_read():
+  """Whether XLA_FLAGS's device count was read (it is fixed from then on)."""
+  return _xla_flags_count is not None
+
+
 def num_devices():
   """The current device count N (the flag, else XLA_FLAGS, else 1)."""
   n = config.jax_num_cpu_devices

@@ -27,6 +27,7 @@ JAX_PRIVATE_STAND_INS = {
     "core": "flax (flax.linen.fp8_ops: ShapedArray)",
     "dtypes": "flax (flax.linen.fp8_ops: extended, ExtendedDType, DType)",
     "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion)",
+    "xla_bridge": "chex (chex.set_n_cpu_devices: _backends)",
 }
 
 _PRIVATE = "purejax._src.jax_private"

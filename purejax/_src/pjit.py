@@ -45,16 +45,36 @@ def executable_for(closed_jaxpr, num_threads=None):
   return exe
 
 
-def _refuse_unstaged(jaxpr):
-  """Raises a primitive's ``unstaged_error`` (an unfunctionalized
-  ``checkify.check``) if ``jaxpr`` (at any depth) has one."""
+def _unstaged_error(jaxpr):
+  """The ``unstaged_error`` of a primitive that cannot be compiled (an
+  unfunctionalized ``checkify.check``) in ``jaxpr`` at any depth, or None."""
   from purejax._src.jaxpr import sub_jaxprs
   for eqn in jaxpr.eqns:
     message = getattr(eqn.primitive, "unstaged_error", None)
     if message is not None:
-      raise ValueError(message)
+      return message
     for sub in sub_jaxprs(eqn.params):
-      _refuse_unstaged(getattr(sub, "jaxpr", sub))
+      message = _unstaged_error(getattr(sub, "jaxpr", sub))
+      if message is not None:
+        return message
+  return None
+
+
+def _refuse_unstaged(jaxpr):
+  message = _unstaged_error(jaxpr)
+  if message is not None:
+    raise ValueError(message)
+
+
+_has_unstaged = weakref.WeakKeyDictionary()
+
+
+def has_unstaged(closed_jaxpr):
+  """Whether ``closed_jaxpr`` holds a primitive that cannot be compiled."""
+  found = _has_unstaged.get(closed_jaxpr)
+  if found is None:
+    found = _has_unstaged[closed_jaxpr] = _unstaged_error(closed_jaxpr.jaxpr) is not None
+  return found
 
 
 @pjit_p.def_impl

@@ -10,7 +10,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
-from purejax._src.api import JitWrapped
+from purejax._src.api import PjitFunction
 from purejax._src.array import Array, _new, with_sharding, wrap_numpy
 from purejax._src.async_dispatch import Pending
 from purejax._src.devices import CudaDevice, Device, Sharding, SingleDeviceSharding
@@ -349,7 +349,7 @@ def apply_out_shardings(out_shardings, outs):
   return tree_util.tree_unflatten(tree, placed)
 
 
-class ShardedJit(JitWrapped):
+class ShardedJit(PjitFunction):
   """``jit`` with ``in_shardings`` / ``out_shardings``: the same compiled
   function; the shardings are checked and recorded around eager calls
   (under an outer trace they change nothing: values are the same)."""

@@ -17,9 +17,13 @@ NOT_FUNCTIONALIZED = (
 
 
 def format_check_message(msg, fmt_tree):
-  """The message formatter of a user check site."""
+  """The message formatter of a user check site: its values are formatted
+  as Arrays, as JAX's are (a dict of them prints ``Array(-1., dtype=float32)``)."""
   def format(values):
-    args, kwargs = tree_util.tree_unflatten(fmt_tree, list(values))
+    from purejax import numpy as jnp
+    from purejax._src.random.keys import is_typed_key
+    arrays = [v if is_typed_key(v) else jnp.asarray(v) for v in values]
+    args, kwargs = tree_util.tree_unflatten(fmt_tree, arrays)
     return f"{msg.format(*args, **kwargs)} (`check` failed)"
   return format
 
@@ -33,7 +37,7 @@ check_p.c_code = None
 @check_p.def_impl
 def _check_impl(pred, *payload, site):
   if not bool(np.asarray(pred)):
-    raise errors.JaxRuntimeError(site.format([np.asarray(p) for p in payload]))
+    raise errors.JaxRuntimeError(site.format(payload))
   return []
 
 

@@ -1,5 +1,5 @@
-"""checkify's rules for primitives with sub-jaxprs: jit, cond, while, scan,
-custom_jvp.
+"""checkify's rules for primitives with sub-jaxprs: jit, checkpoint, cond,
+while, scan, custom_jvp, custom_vjp, shard_map (and so pmap).
 
 A sub-jaxpr is checkified once, starting from no error, into a jaxpr that
 also returns its error's leaves.  Branches are widened to the union of their
@@ -45,17 +45,20 @@ def _zeros_error(tree, avals):
   return tree_util.tree_unflatten(tree, leaves)
 
 
-# -- jit -------------------------------------------------------------------------------
+# -- jit, checkpoint ---------------------------------------------------------------------
 
-def _pjit_rule(trace, vals, params):
-  from purejax._src.pjit import pjit_p
-  new, consts, tree = checkify_closed(params["jaxpr"], trace.enabled)
-  if not _sites(tree):
-    return pjit_p.bind(*vals, **params)
-  outs = pjit_p.bind(*consts, *vals, **dict(params, jaxpr=new))
-  n = tree.num_leaves
-  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
-  return outs[n:]
+def _call_rule(primitive):
+  """The rule of a call primitive whose ``jaxpr`` runs once: checkified,
+  its error merged into the trace's."""
+  def rule(trace, vals, params):
+    new, consts, tree = checkify_closed(params["jaxpr"], trace.enabled)
+    if not _sites(tree):
+      return primitive.bind(*vals, **params)
+    outs = primitive.bind(*consts, *vals, **dict(params, jaxpr=new))
+    n = tree.num_leaves
+    trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+    return outs[n:]
+  return rule
 
 
 # -- cond ------------------------------------------------------------------------------
@@ -199,6 +202,36 @@ def _scan_rule(trace, vals, params):
   return outs[n:]
 
 
+# -- shard_map (and pmap, a jitted shard_map) ------------------------------------------
+
+def _shard_map_rule(trace, vals, params):
+  """Each device checks its own block: its error leaves the body with a new
+  leading axis split over the manual axes, so the error is mapped over the
+  devices, as JAX's is for ``pmap`` ("at mapped index i: ...")."""
+  from purejax._src.lax import structural
+  from purejax._src.mesh import PartitionSpec
+  from purejax._src.pjit import trace_closed
+  from purejax._src.shard_map import _manual, manual_axes, shard_map_p
+  names, sizes = _manual(params)
+  with manual_axes(names, sizes):
+    new, consts, tree = checkify_closed(params["jaxpr"], trace.enabled)
+  if not _sites(tree):
+    return shard_map_p.bind(*vals, **params)
+  n = tree.num_leaves
+
+  def body(*args):
+    outs = eval_jaxpr(new.jaxpr, new.consts, *args)
+    return [structural.expand_dims(o, (0,)) for o in outs[:n]] + outs[n:]
+  with manual_axes(names, sizes):
+    stacked, extra = trace_closed(body, new.in_avals)
+  replicated = (PartitionSpec(),) * (len(extra) + len(consts))
+  outs = shard_map_p.bind(*extra, *consts, *vals, **dict(
+      params, jaxpr=stacked, in_specs=replicated + tuple(params["in_specs"]),
+      out_specs=(PartitionSpec(names),) * n + tuple(params["out_specs"])))
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+  return outs[n:]
+
+
 # -- custom_jvp ------------------------------------------------------------------------
 
 def _custom_jvp_rule(trace, vals, params):
@@ -236,14 +269,73 @@ def _custom_jvp_rule(trace, vals, params):
   return outs[n:]
 
 
+# -- custom_vjp --------------------------------------------------------------------------
+
+class _UncheckedFwd:
+  """fwd of a checkified custom_vjp function: as JAX, fwd's own checks are
+  not functionalized (run eagerly they raise); on the differentiated path
+  nothing has failed, and bwd ignores the error outputs' cotangents."""
+
+  def __init__(self, fwd, tree, err_avals):
+    self.fwd, self.tree, self.err_avals = fwd, tree, err_avals
+    self.call = fwd.call   # the custom_vjp function (its names, for messages)
+
+  def __call__(self, in_zeros):
+    from purejax._src.pjit import trace_closed
+    closed, bwd = self.fwd(in_zeros)
+
+    def fun(*args):
+      no_error = tree_util.tree_leaves(_zeros_error(self.tree, self.err_avals))
+      return [*no_error, *eval_jaxpr(closed.jaxpr, closed.consts, *args)]
+    lifted, consts = trace_closed(fun, closed.in_avals)
+    assert not consts
+    return lifted, _ErrorsIgnoredBwd(bwd, len(self.err_avals))
+
+
+class _ErrorsIgnoredBwd:
+  def __init__(self, bwd, n_errors):
+    self.bwd, self.n_errors = bwd, n_errors
+
+  def __call__(self, res, cts):
+    return self.bwd(res, list(cts)[self.n_errors:])
+
+  def __str__(self):
+    return str(self.bwd)
+
+  __repr__ = __str__
+
+
+def _custom_vjp_rule(trace, vals, params):
+  """The function is checked, as in JAX; its fwd is not (_UncheckedFwd)."""
+  from purejax._src.custom_derivatives_common import Named
+  from purejax._src.custom_vjp import custom_vjp_call_p
+  new, inner_consts, tree = checkify_closed(params["call_jaxpr"], trace.enabled)
+  if not _sites(tree):
+    return custom_vjp_call_p.bind(*vals, **params)
+  n = tree.num_leaves
+  fwd = params["fwd_jaxpr_thunk"]
+  outs = custom_vjp_call_p.bind(*inner_consts, *vals, **dict(
+      params, call_jaxpr=new,
+      fwd_jaxpr_thunk=Named(fwd.name, _UncheckedFwd(fwd.value, tree, new.out_avals[:n])),
+      num_consts=len(inner_consts) + params["num_consts"]))
+  trace.error = errors.merge(trace.error, tree_util.tree_unflatten(tree, outs[:n]))
+  return outs[n:]
+
+
 def _register():
   from purejax._src.lax.control_flow.cond import cond_p
   from purejax._src.lax.control_flow.loops import while_p
   from purejax._src.lax.control_flow.scan import scan_p
   from purejax._src.custom_jvp import custom_jvp_call_p
+  from purejax._src.custom_vjp import custom_vjp_call_p
   from purejax._src.pjit import pjit_p
-  higher_order_rules.update({pjit_p: _pjit_rule, cond_p: _cond_rule, while_p: _while_rule,
-                             scan_p: _scan_rule, custom_jvp_call_p: _custom_jvp_rule})
+  from purejax._src.remat import remat_p
+  from purejax._src.shard_map import shard_map_p
+  higher_order_rules.update({pjit_p: _call_rule(pjit_p), remat_p: _call_rule(remat_p),
+                             cond_p: _cond_rule, while_p: _while_rule,
+                             scan_p: _scan_rule, custom_jvp_call_p: _custom_jvp_rule,
+                             custom_vjp_call_p: _custom_vjp_rule,
+                             shard_map_p: _shard_map_rule})
 
 
 _register()

@@ -29,6 +29,19 @@ class JaxException(Exception):
     return self._message
 
 
+class BatchedError(JaxException):
+  """The failures of a mapped error (``checkify`` of ``vmap`` or ``pmap``),
+  by mapped index."""
+
+  def __init__(self, error_mapping):
+    super().__init__()
+    self.error_mapping = error_mapping
+
+  def __str__(self):
+    return "\n".join(f"at mapped index {', '.join(map(str, idx))}: {e}"
+                     for idx, e in self.error_mapping.items())
+
+
 ErrorCategory = type[JaxException]
 
 
@@ -88,39 +101,41 @@ class Error:
     self._sites = tuple(sites)
 
   def _messages(self):
-    """(mapped index or None, message, site) for each failing element."""
+    """(mapped index, a tuple, () if unmapped; message; site) for each
+    failing element."""
     flag, code = _np(self._flag), _np(self._code)
-    payloads = [[_np(p) for p in ps] for ps in self._payloads]
     by_code = {s.code: k for k, s in enumerate(self._sites)}
     out = []
     for idx in np.ndindex(flag.shape):
       if not flag[idx]:
         continue
       k = by_code[int(code[idx])]
-      values = [p[idx] for p in payloads[k]]
-      where = None if not idx else (idx[0] if len(idx) == 1 else idx)
-      out.append((where, self._sites[k].format(values), self._sites[k]))
+      # (payloads stay Arrays: a key array is formatted as one)
+      values = [p[idx] if idx else p for p in self._payloads[k]]
+      out.append((idx, self._sites[k].format(values), self._sites[k]))
     return out
 
   def get(self):
     """The failure message (one line per failing mapped index), or None."""
-    msgs = self._messages()
-    if not msgs:
-      return None
-    return "\n".join(m if w is None else f"at mapped index {w}: {m}" for w, m, _ in msgs)
+    exception = self.get_exception()
+    return None if exception is None else str(exception)
 
   def get_exception(self):
-    """The first failure as an instance of its error category, or None."""
+    """The failure as an instance of its error category (of a mapped error:
+    a ``BatchedError`` holding each failing index's), or None."""
     msgs = self._messages()
     if not msgs:
       return None
-    return msgs[0][2].error_class(msgs[0][1])
+    if np.ndim(self._flag) == 0:
+      return msgs[0][2].error_class(msgs[0][1])
+    return BatchedError({idx: site.error_class(m) for idx, m, site in msgs})
 
   def throw(self):
-    """Raises ``JaxRuntimeError`` with the message if a check failed."""
-    msg = self.get()
-    if msg is not None:
-      raise JaxRuntimeError(msg)
+    """Raises ``JaxRuntimeError`` with the message if a check failed; of a
+    mapped error, as JAX does, only the last failing index's message."""
+    msgs = self._messages()
+    if msgs:
+      raise JaxRuntimeError(msgs[-1][1])
 
   def __str__(self):
     return f"Error({self.get()})"
@@ -156,24 +171,47 @@ def no_error():
                wrap_numpy(np.asarray(c), core.get_aval(c)), [], [])
 
 
-def merge(first, second):
-  """The error of running ``first`` then ``second``: the first failure wins."""
-  from purejax import lax
+def _batch_shape(err):
+  return tuple(np.shape(err._flag))
+
+
+def _broadcast(err, batch):
+  """``err`` with leading axes ``batch`` (its own batch axes stretched): a
+  failure of an unmapped check counts at every mapped index."""
   from purejax import numpy as jnp
-  if not first._sites:
-    return Error(jnp.logical_or(first._flag, second._flag),
-                 jnp.where(first._flag, first._code, second._code),
-                 second._payloads, second._sites)
+  own = _batch_shape(err)
+  if own == batch:
+    return err
+
+  def spread(x):
+    x = jnp.asarray(x)
+    x = x.reshape((1,) * (len(batch) - len(own)) + x.shape)
+    return jnp.broadcast_to(x, batch + x.shape[len(batch):])
+  return Error(spread(err._flag), spread(err._code),
+               [[spread(p) for p in ps] for ps in err._payloads], err._sites)
+
+
+def merge(first, second):
+  """The error of running ``first`` then ``second``: the first failure wins.
+  An error mapped over devices (``checkify`` of ``pmap``) has leading batch
+  axes on its flag, code and payloads; the other is spread over them."""
+  from purejax import numpy as jnp
   if not second._sites:
     return first
+  batch = np.broadcast_shapes(_batch_shape(first), _batch_shape(second))
+  first, second = _broadcast(first, batch), _broadcast(second, batch)
   f1 = first._flag
+
+  def pick(a, b):   # first's payload where first failed
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    return jnp.where(jnp.reshape(f1, batch + (1,) * (a.ndim - len(batch))), a, b)
   mine = dict(zip(first._sites, first._payloads))
   theirs = dict(zip(second._sites, second._payloads))
   sites = list(first._sites) + [s for s in second._sites if s not in mine]
   payloads = []
   for s in sites:
     if s in mine and s in theirs:
-      payloads.append([jnp.where(f1, a, b) for a, b in zip(mine[s], theirs[s])])
+      payloads.append([pick(a, b) for a, b in zip(mine[s], theirs[s])])
     else:
       payloads.append(mine[s] if s in mine else theirs[s])
   return Error(jnp.logical_or(f1, second._flag), jnp.where(f1, first._code, second._code),

@@ -3,3 +3,7 @@ used libraries import when they load; ``install_as_jax`` aliases
 ``jax._src.X`` to ``purejax._src.jax_private.X``. Each is minimal: it lets the
 import succeed and says what purejax does instead. JAX's internals are
 otherwise not imitated."""
+# chex reads ``jax._src.xla_bridge`` as an attribute, without importing it.
+from purejax._src.jax_private import xla_bridge  # noqa: E402
+
+__all__ = ["xla_bridge"]

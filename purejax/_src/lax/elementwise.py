@@ -554,8 +554,11 @@ for _p in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
 
 # -- comparisons -------------------------------------------------------------
 
-eq_p = binary("eq", any_dtypes, np.equal, result_dtype=_bool_result, tip_name="equal")
-ne_p = binary("ne", any_dtypes, np.not_equal, result_dtype=_bool_result, tip_name="not_equal")
+# (typed keys compare equal where all their key data does: key_lowering's rule)
+eq_p = binary("eq", any_dtypes + ("prng_key",), np.equal, result_dtype=_bool_result,
+              tip_name="equal")
+ne_p = binary("ne", any_dtypes + ("prng_key",), np.not_equal, result_dtype=_bool_result,
+              tip_name="not_equal")
 lt_p = binary("lt", real_dtypes + bool_dtypes, np.less, result_dtype=_bool_result)
 le_p = binary("le", real_dtypes + bool_dtypes, np.less_equal, result_dtype=_bool_result)
 gt_p = binary("gt", real_dtypes + bool_dtypes, np.greater, result_dtype=_bool_result)

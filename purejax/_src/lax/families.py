@@ -33,6 +33,8 @@ real_dtypes = _INT + _FLOAT
 def _kind_matches(dtype, kind):
   if kind == "bool":
     return dtype == np.bool_
+  if kind == "prng_key":   # typed PRNG keys (key<fry>), which eq and ne compare
+    return dtypes.issubdtype(dtype, dtypes.prng_key)
   return dtypes.issubdtype(dtype, getattr(np, kind))
 
 

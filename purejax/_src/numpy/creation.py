@@ -91,6 +91,21 @@ def _stack_traced(obj, dtype):
   return lax.concatenate(parts, 0)
 
 
+def _arrays_as_numpy(obj):
+  """Nested lists with their Arrays made NumPy arrays, those of ml_dtypes'
+  types (bfloat16, float8, int4...) widened exactly to float32 or int32:
+  NumPy neither casts them element by element nor promotes them with others."""
+  if isinstance(obj, (list, tuple)):
+    return [_arrays_as_numpy(x) for x in obj]
+  if not isinstance(obj, core.ArrayBase):
+    return obj
+  value = np.asarray(obj)
+  if value.dtype.kind == "V":
+    value = value.astype(np.float32 if dtypes.issubdtype(value.dtype, np.floating)
+                         else np.int32)
+  return value
+
+
 def array(object, dtype=None, copy=True, order="K", ndmin=0):
   """An array from ``object``: an array, a scalar, or nested lists/tuples."""
   if order not in ("K", "C", "A", None):
@@ -118,7 +133,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     if any(isinstance(leaf, core.Tracer) for leaf in leaves):
       out = _stack_traced(object, out_dtype)
     else:
-      out = _from_concrete(object, out_dtype, False, requested is not None)
+      out = _from_concrete(_arrays_as_numpy(object), out_dtype, False, requested is not None)
   else:
     if isinstance(object, (np.ndarray, np.generic)):
       _check_numpy_dtype(object)

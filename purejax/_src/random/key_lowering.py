@@ -143,6 +143,24 @@ def _install_rules():
     zero = np.zeros((), core.get_aval(idx[0]).dtype) if idx else np.int32(0)
     return slicing.dynamic_update_slice_p.bind(x, update, *idx, *[zero] * len(tail))
 
+  def compare(ins, outs, a, b, prim, combine):
+    """eq or ne of two key arrays: of all their key data words."""
+    tail = trailing(ins[0])
+    shape = outs[0].shape
+    a, b = (x if aval.shape == shape else
+            lax.broadcast_in_dim(x, shape + tail, tuple(range(len(shape), len(shape) + len(tail))))
+            for x, aval in zip((a, b), ins))
+    words = prim.bind(a, b)
+    return combine(words, tuple(range(len(shape), len(shape) + len(tail))))
+
+  @_rule(elementwise.eq_p)
+  def _eq(ins, outs, a, b):
+    return compare(ins, outs, a, b, elementwise.eq_p, lax.reduce_and)
+
+  @_rule(elementwise.ne_p)
+  def _ne(ins, outs, a, b):
+    return compare(ins, outs, a, b, elementwise.ne_p, lax.reduce_or)
+
   @_rule(elementwise.select_n_p)
   def _select_n(ins, outs, which, *cases):
     tail = trailing(ins[1])

@@ -34,6 +34,7 @@ used at all: each kernel is built in a fresh private temporary directory
 import atexit
 import contextlib
 import ctypes
+import functools
 import hashlib
 import os
 import pathlib
@@ -111,7 +112,7 @@ def cache_dir():
       usable = False
       reason = str(e)
       fallback = pathlib.Path(tempfile.mkdtemp(prefix="purejax-kernels-"))
-      atexit.register(shutil.rmtree, fallback, True)
+      at_interpreter_exit(functools.partial(shutil.rmtree, fallback, True))
       _fallbacks[target] = fallback
   if usable:
     sweep_unfinished(target)
@@ -280,8 +281,18 @@ def _fsync_dir(directory):
     os.close(fd)
 
 
-@atexit.register
-def _remove_unfinished():
+def at_interpreter_exit(func):
+  """Runs ``func`` when the interpreter exits: threading's exit hook (run
+  before non-daemon threads are joined, in the order registered), which a
+  program cannot run early, as it can atexit's (``atexit._run_exitfuncs()``,
+  which chex's tests call, would kill compiles and delete files in use)."""
+  try:
+    threading._register_atexit(func)
+  except (AttributeError, RuntimeError):   # (no such hook, or already exiting)
+    atexit.register(func)
+
+
+def remove_unfinished():
   """A process may exit while a background compile writes a temporary file
   (the compiler itself is killed first, by ``toolchain``): remove it."""
   with _lock:

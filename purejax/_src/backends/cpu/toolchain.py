@@ -17,7 +17,6 @@ compiler found and, for each kernel, whether it was compiled or loaded.
 Thread-safe: concurrent calls compile a given source once.
 """
 import _ctypes
-import atexit
 import contextlib
 import ctypes
 import errno
@@ -189,12 +188,10 @@ def _kill_group(proc):
     pass
 
 
-@atexit.register
 def _kill_running_compilers():
   """At exit, a background compile may still run: kill it (and its
-  children: cc1, as, ld), so that it cannot write into the cache after the
-  cache's unfinished temporary files are removed (``cache`` registered its
-  clean-up first, so it runs after this)."""
+  children: cc1, as, ld), then remove the cache's unfinished temporary
+  files, which it can no longer write into."""
   global _exiting
   _exiting = True
   with _running_lock:
@@ -206,6 +203,10 @@ def _kill_running_compilers():
       proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
       pass
+  cache.remove_unfinished()
+
+
+cache.at_interpreter_exit(_kill_running_compilers)
 
 
 # -- finding and probing the compiler -------------------------------------------
