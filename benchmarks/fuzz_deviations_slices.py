@@ -1,7 +1,8 @@
 """Deviation (h) of benchmarks/fuzz_deviations.py: XLA merges a
 dynamic_slice of a dynamic_slice (also a one-window gather of one, and one
 through a broadcast) into one slice of the inner operand, clamping the
-starts otherwise than two slices do.
+starts otherwise than two slices do; a fill-mode gather with a traced
+index does not clamp the inner start to the operand's end at all.
 
 So too the window that a scatter of one row (``v.at[jnp.array([i])]``, any
 combiner, dropping out-of-bounds rows) reads from a dynamic_slice ``v``:
@@ -25,6 +26,10 @@ def merged(eqn, vals, prods, out, constant):
   if name == "dynamic_slice":
     outer = list(vals[1:]), eqn.params["slice_sizes"]
   elif name == "gather":
+    if not constant[1]:
+      filled = _fill_gather_of_slice(eqn, vals, prods, out)
+      if filled is not None:
+        return filled
     outer = _one_window(eqn, vals, constant[1])
   else:
     return None
@@ -139,6 +144,33 @@ def _one_window(eqn, vals, known_index):
     if fill and not 0 <= int(outer[d]) <= np.shape(vals[0])[d] - p["slice_sizes"][d]:
       return None
   return outer, p["slice_sizes"]
+
+
+def _fill_gather_of_slice(eqn, vals, prods, out):
+  """A fill-mode gather of one window (``jnp.take(v, j, mode='fill')``), its
+  index traced, from the dynamic_slice ``v = x[s:s + w]``: where the index
+  is in bounds, XLA reads ``x`` at ``max(s, 0) + j``, clamped into ``x``:
+  the start is not clamped to ``len(x) - w`` first (seed 166's index
+  program 18, with x64: ``s = 2`` into 8 elements, ``w = 7``, ``j = 1``
+  reads ``x[3]``, not ``x[2]``; the model matched JAX over 864 starts and
+  indices, int8 and int32, with and without x64).  None elsewhere."""
+  from purejax._src.lax.gather import GatherScatterMode
+  p, idx, inner = eqn.params, np.asarray(vals[1]), prods[0]
+  dn = p["dimension_numbers"]
+  if (p["mode"] != GatherScatterMode.FILL_OR_DROP or not inner or inner[0] != "dynamic_slice"
+      or dn.operand_batching_dims or idx.size != len(dn.start_index_map)):
+    return None
+  x, starts, window = inner[2][0], inner[2][1:], inner[1]["slice_sizes"]
+  n, sizes = np.shape(x), p["slice_sizes"]
+  if any(d not in dn.start_index_map and window[d] != n[d] for d in range(len(n))):
+    return None
+  where = [0] * len(n)
+  for k, d in enumerate(dn.start_index_map):
+    j = int(idx.reshape(-1)[k])
+    if not 0 <= j <= window[d] - sizes[d]:
+      return None   # filled, as the program says
+    where[d] = min(max(max(int(np.asarray(starts[d])), 0) + j, 0), n[d] - sizes[d])
+  return _slice(x, [np.int64(w) for w in where], sizes).reshape(out.shape)
 
 
 def _scatter_of_one_row(eqn, vals, prods):

@@ -49,6 +49,36 @@ def test_grad_argnums_has_aux_value_and_grad():
   assert float(v) == 12.0 and float(gy) == 12.0
 
 
+def test_aux_leaves_are_primal_values():
+  """has_aux: the aux output (even a differentiated input passed through)
+  comes out as plain values, eagerly and under jit; nothing leaks a tracer
+  of the differentiation (flax.nnx returns its model's state as aux)."""
+  def f(p):
+    return jnp.sum(p["w"] ** 2), {"w": p["w"], "b": p["b"], "w2": p["w"] * 2, "tag": "t"}
+  p = {"w": jnp.ones(3), "b": jnp.zeros(2)}
+
+  def check(aux, kind):
+    assert aux["tag"] == "t"
+    for k in ("w", "b", "w2"):
+      assert not isinstance(aux[k], ad.JVPTracer), (k, type(aux[k]))
+      assert isinstance(aux[k], kind), (k, type(aux[k]))
+  (_, aux), _ = jax.value_and_grad(f, has_aux=True)(p)
+  check(aux, jax.Array)
+  np.testing.assert_array_equal(aux["w2"], [2., 2., 2.])
+  check(jax.grad(f, has_aux=True)(p)[1], jax.Array)
+  check(jax.vjp(f, p, has_aux=True)[2], jax.Array)
+  check(jax.jvp(f, (p,), (p,), has_aux=True)[2], jax.Array)
+  check(jax.linearize(f, p, has_aux=True)[2], jax.Array)
+
+  def inner(p):
+    aux = jax.grad(f, has_aux=True)(p)[1]
+    check(aux, jax.core.Tracer)
+    return aux["w2"]
+  np.testing.assert_array_equal(jax.jit(inner)(p), [2., 2., 2.])
+  np.testing.assert_array_equal(jax.vmap(inner)({"w": jnp.ones((2, 3)), "b": jnp.zeros((2, 2))}),
+                                [[2., 2., 2.]] * 2)
+
+
 def test_python_control_flow_under_grad():
   def f(x):
     if x < 3:

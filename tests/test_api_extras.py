@@ -315,3 +315,26 @@ def test_jitted_function_type_and_signature_as_jax():
     assert type(f).__name__ == "PjitFunction"
     assert inspect.signature(f, follow_wrapped=False) == inspect.signature(foo)
     assert f.__signature__ == inspect.signature(foo)
+
+
+def test_hijax_names_load_and_refuse_use():
+  """jax.experimental.hijax is not implemented: its classes can be defined
+  and subclassed when a library loads (flax.nnx), binding one raises."""
+  from purejax.experimental import hijax
+  from purejax.extend.core import Effect
+
+  class Prim(hijax.HiPrimitive):
+    pass
+
+  class MyEffect(Effect):
+    pass
+  hijax.control_flow_allowed_effects.add_type(MyEffect)
+  assert hijax.control_flow_allowed_effects.contains(MyEffect())
+  p = Prim("mine")
+  with pytest.raises(NotImplementedError, match="jax.experimental.hijax.*binding mine"):
+    p.bind(jnp.ones(2))
+  with pytest.raises(NotImplementedError, match="jax.experimental.hijax"):
+    hijax.AvalQDD(None, None)
+  assert hijax.aval_method(len).fun is len and hijax.aval_property(len).fget is len
+  assert hijax.Zero is jax._src.interpreters.ad.Zero
+  assert hijax.AbstractRef is type(jax.typeof(jax.new_ref(jnp.ones(2))))

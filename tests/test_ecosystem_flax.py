@@ -79,3 +79,63 @@ def test_flax_linen_mlp_trained_with_optax_matches_jax(tmp_path):
     want = run_program(MLP, tmp_path, on_purejax=False)
     assert want["jax"] == "jax"
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
+
+
+# flax.nnx (the Module API flax recommends): a model with BatchNorm and
+# Dropout trained under nnx.jit with nnx.Optimizer; split/merge round trip.
+# (No bias before the BatchNorm: its gradient is rounding noise, which Adam's
+# first step turns into +-lr either way, in JAX as in purejax.)
+NNX = """
+  import json
+  import numpy as np
+  import jax, jax.numpy as jnp, optax
+  from flax import nnx
+
+  class MLP(nnx.Module):
+    def __init__(self, rngs):
+      self.l1 = nnx.Linear(3, 16, use_bias=False, rngs=rngs)
+      self.bn = nnx.BatchNorm(16, rngs=rngs)
+      self.drop = nnx.Dropout(0.1, rngs=rngs)
+      self.l2 = nnx.Linear(16, 1, rngs=rngs)
+
+    def __call__(self, x):
+      return self.l2(self.drop(nnx.relu(self.bn(self.l1(x)))))
+
+  rng = np.random.default_rng(0)
+  x = jnp.asarray(rng.normal(size=(64, 3)).astype(np.float32))
+  y = jnp.sin(x.sum(1, keepdims=True))
+  model = MLP(nnx.Rngs(0))
+  opt = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+
+  @nnx.jit
+  def step(model, opt, x, y):
+    loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
+    opt.update(model, grads)
+    return loss
+
+  losses = [float(step(model, opt, x, y)) for _ in range(20)]
+  model.eval()
+  pred = model(x[:4])
+  graphdef, state = nnx.split(model)
+  again = nnx.merge(graphdef, state)(x[:4])
+  print(json.dumps({"jax": jax.__name__, "losses": losses,
+                    "pred": np.asarray(pred).ravel().tolist(),
+                    "mean": np.asarray(model.bn.mean.value).tolist(),
+                    "merged_same": bool(jnp.array_equal(again, pred))}))
+"""
+
+
+def test_flax_nnx_model_trained_with_nnx_optimizer_matches_jax(tmp_path):
+  require("flax")
+  require("optax")
+  got = run_program(NNX, tmp_path)
+  assert got["jax"] == "purejax"
+  assert got["merged_same"]
+  losses = np.array(got["losses"])
+  assert losses[-1] < 0.5 * losses[0]
+  if importlib.util.find_spec("jax") is not None:
+    want = run_program(NNX, tmp_path, on_purejax=False)
+    assert want["jax"] == "jax"
+    np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
+    np.testing.assert_allclose(got["mean"], want["mean"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got["pred"], want["pred"], rtol=1e-4, atol=1e-5)

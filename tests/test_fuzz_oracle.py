@@ -237,6 +237,11 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     (["v = jnp.take(x, x * x, axis=1)"],
      {"x": np.array([[9, 44971664, 4, 1], [1, 2147483647, 0, -11], [-5, 3, 1, 2],
                      [1, -10, 0, 1596970475]], np.int32)}, False, "gather of a square's index"),
+    # ... and a fill-mode take with a traced index from a dynamic_slice reads the
+    # operand at the inner start not clamped to its end (seed 166's index program 18)
+    (["v = jnp.take(lax.dynamic_slice(x, (i,), (7,)), j, axis=0, mode='fill')"],
+     {"x": np.arange(8, dtype=np.float32) * 10, "i": np.int32(-6), "j": np.int32(1)}, False,
+     "nested dynamic_slice merged"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,

@@ -26,6 +26,10 @@ def _flat_fun(fun, in_tree, out_tree_box, has_aux=False):
         raise TypeError("has_aux=True requires the function to return a pair (out, aux), "
                         f"got {type(out)}")
       out, aux = out
+      # aux leaves leave as primal values (JAX's aux is never differentiated)
+      trace = core.current_trace()
+      aux = tree_util.tree_map(
+          lambda x: x.primal if isinstance(x, ad.JVPTracer) and x._trace is trace else x, aux)
       out_tree_box.append(("aux", aux))
     out_leaves, out_tree = tree_util.tree_flatten(out)
     out_tree_box.append(("out", out_tree))

@@ -28,6 +28,10 @@ JAX_PRIVATE_STAND_INS = {
     "dtypes": "flax (flax.linen.fp8_ops: extended, ExtendedDType, DType)",
     "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion)",
     "xla_bridge": "chex (chex.set_n_cpu_devices: _backends)",
+    "tree_util": "flax (flax.nnx: _registry)",
+    "state": "flax (flax.nnx: state.types.AbstractRef)",
+    "state.types": "flax (flax.nnx: AbstractRef)",
+    "checkify": "flax (flax.nnx: the checkify API, Out)",
 }
 
 _PRIVATE = "purejax._src.jax_private"

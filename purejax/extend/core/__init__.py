@@ -6,8 +6,11 @@ its differentiation and batching rules go in ``jax.interpreters.ad`` and
 ``Literal`` are purejax's own IR classes, which custom interpreters walk;
 ``primitives`` holds JAX's standard primitives by their JAX names.
 
+``Effect`` is the base class of effect types, which libraries subclass
+(flax.nnx's ``VariableEffect``); purejax records no effects on equations.
+
 Not here (purejax has no equivalent that behaves the same): tokens and
-effects (``Token``, ``AbstractToken``, ``Effect``, ``Effects``), tracing
+effect sets (``Token``, ``AbstractToken``, ``Effects``), tracing
 internals (``TraceTag``, ``take_current_trace``, ``find_top_trace``,
 ``gensym``, ``call_impl``, ``CallPrimitive``,
 ``DebugInfo``) and the ``unsafe_*_DO_NOT_USE`` helpers.
@@ -30,6 +33,11 @@ from purejax.extend.core import primitives  # noqa: F401
 
 # purejax tracks no effects on equations: every set of effects is empty.
 no_effects = frozenset()
+
+
+class Effect:
+  """The base class of effect types (JAX's): a library's subclass names an
+  effect; purejax keeps no effect sets, so it is only ever a marker."""
 
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=no_effects,
