@@ -139,3 +139,89 @@ def test_flax_nnx_model_trained_with_nnx_optimizer_matches_jax(tmp_path):
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
     np.testing.assert_allclose(got["mean"], want["mean"], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(got["pred"], want["pred"], rtol=1e-4, atol=1e-5)
+
+
+# More of flax.nnx: Conv, Embed, MultiHeadAttention, LayerNorm, adamw; an
+# ensemble made and applied with nnx.vmap, layers run with nnx.scan, nnx.remat.
+NNX_MORE = """
+  import json
+  import numpy as np
+  import jax, jax.numpy as jnp, optax
+  from flax import nnx
+
+  class Block(nnx.Module):
+    def __init__(self, d, rngs):
+      self.attn = nnx.MultiHeadAttention(num_heads=2, in_features=d, qkv_features=d, decode=False, rngs=rngs)
+      self.ln = nnx.LayerNorm(d, rngs=rngs)
+      self.mlp = nnx.Linear(d, d, rngs=rngs)
+    def __call__(self, x):
+      x = x + self.attn(self.ln(x))
+      return x + nnx.gelu(self.mlp(x))
+
+  class Net(nnx.Module):
+    def __init__(self, rngs):
+      self.conv = nnx.Conv(1, 4, kernel_size=(3, 3), rngs=rngs)
+      self.emb = nnx.Embed(10, 8, rngs=rngs)
+      self.block = Block(8, rngs)
+      self.out = nnx.Linear(8, 1, rngs=rngs)
+    def __call__(self, img, tok):
+      h = self.conv(img).mean(axis=(1, 2, 3))            # (B,)
+      e = self.emb(tok)                                  # (B, T, 8)
+      e = self.block(e + h[:, None, None])
+      return self.out(e.mean(axis=1))
+
+  rng = np.random.default_rng(0)
+  img = jnp.asarray(rng.normal(size=(4, 8, 8, 1)).astype(np.float32))
+  tok = jnp.asarray(rng.integers(0, 10, size=(4, 5)))
+  y = jnp.asarray(rng.normal(size=(4, 1)).astype(np.float32))
+  model = Net(nnx.Rngs(0))
+  opt = nnx.Optimizer(model, optax.adamw(1e-2), wrt=nnx.Param)
+
+  @nnx.jit
+  def step(model, opt):
+    loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(img, tok) - y) ** 2))(model)
+    opt.update(model, grads)
+    return loss
+
+  losses = [float(step(model, opt)) for _ in range(10)]
+
+  # nnx.vmap over an ensemble, nnx.scan over layers, nnx.remat
+  @nnx.vmap(in_axes=0, out_axes=0)
+  def make(key):
+    return nnx.Linear(3, 3, rngs=nnx.Rngs(key))
+  ens = make(jax.random.split(jax.random.key(1), 4))
+  @nnx.vmap(in_axes=(0, None))
+  def apply(m, x):
+    return m(x)
+  ensemble_out = apply(ens, jnp.ones(3))
+
+  class Layer(nnx.Module):
+    def __init__(self, rngs):
+      self.l = nnx.Linear(3, 3, rngs=rngs)
+  @nnx.vmap(in_axes=0, out_axes=0)
+  def make_layers(key):
+    return Layer(nnx.Rngs(key))
+  layers = make_layers(jax.random.split(jax.random.key(2), 3))
+  @nnx.scan(in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)
+  def run(x, layer):
+    return jnp.tanh(layer.l(x))
+  scanned = run(jnp.ones(3), layers)
+  rem = nnx.remat(lambda m, x: m(x))(model.out, jnp.ones((2, 8)))
+  state = nnx.state(model, nnx.Param)
+  n_params = sum(x.size for x in jax.tree.leaves(state))
+  print(json.dumps({"jax": jax.__name__, "losses": losses, "ens": np.asarray(ensemble_out).tolist(),
+                    "scan": np.asarray(scanned).tolist(), "rem": np.asarray(rem).ravel().tolist(), "n": int(n_params)}))
+"""
+
+
+def test_flax_nnx_layers_and_transforms_match_jax(tmp_path):
+  require("flax")
+  require("optax")
+  got = run_program(NNX_MORE, tmp_path)
+  assert got["jax"] == "purejax" and got["n"] == 505
+  assert got["losses"][-1] < 0.1 * got["losses"][0]
+  if importlib.util.find_spec("jax") is not None:
+    want = run_program(NNX_MORE, tmp_path, on_purejax=False)
+    assert want["jax"] == "jax"
+    for k in ("losses", "ens", "scan", "rem"):
+      np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)

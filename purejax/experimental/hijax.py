@@ -12,10 +12,10 @@ real: ``Zero``, ``instantiate_zeros``, ``is_undefined_primal``,
 """
 import collections
 
-from purejax._src.core import AbstractValue, ShapedArray  # noqa: F401
-from purejax._src.interpreters.ad import Zero, is_undefined_primal  # noqa: F401
-from purejax._src.interpreters.ad import instantiate as instantiate_zeros  # noqa: F401
-from purejax._src.refs import AbstractRef  # noqa: F401
+from purejax._src.core import AbstractValue, ShapedArray
+from purejax._src.interpreters.ad import Zero, is_undefined_primal
+from purejax._src.interpreters.ad import instantiate as instantiate_zeros
+from purejax._src.refs import AbstractRef
 
 _UNSUPPORTED = ("purejax does not implement jax.experimental.hijax (user-defined high-level "
                 "types and primitives); with flax, keep flax_hijax_variable=False")
@@ -97,3 +97,9 @@ class TransformedRef:
 
   def __init__(self, *args, **kwargs):
     raise NotImplementedError(_UNSUPPORTED)
+
+
+__all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive", "HiPspec",
+           "HiType", "MutableHiType", "ShapedArray", "TransformedRef", "VJPHiPrimitive", "Zero",
+           "aval_method", "aval_property", "control_flow_allowed_effects", "instantiate_zeros",
+           "is_undefined_primal", "register_hitype"]

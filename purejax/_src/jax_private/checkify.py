@@ -3,10 +3,14 @@ the public ``jax.experimental.checkify`` API, and ``Out``, the type variable
 of its signatures."""
 from typing import TypeVar
 
-from purejax.experimental.checkify import *  # noqa: F401,F403
-from purejax.experimental.checkify import __all__ as _public
-from purejax._src.checkify.errors import JaxException  # noqa: F401
+from purejax.experimental.checkify import (
+    DivisionByZeroError, Error, ErrorCategory, FailedCheckError, JaxException,
+    JaxRuntimeError, NaNError, OOBError, all_checks, automatic_checks, check, check_error,
+    checkify, div_checks, float_checks, index_checks, nan_checks, user_checks)
 
 Out = TypeVar("Out")
 
-__all__ = [*_public, "JaxException", "Out"]
+__all__ = ["DivisionByZeroError", "Error", "ErrorCategory", "FailedCheckError", "JaxException",
+           "JaxRuntimeError", "NaNError", "OOBError", "Out", "all_checks", "automatic_checks",
+           "check", "check_error", "checkify", "div_checks", "float_checks", "index_checks",
+           "nan_checks", "user_checks"]
