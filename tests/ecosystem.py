@@ -58,3 +58,15 @@ def run_test_suite(package, tmp_path, deselect=(), timeout=2700):
        *[arg for name in deselect for arg in ("--deselect", name)], package_dir],
       cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=timeout)
   return summary_counts(done.stdout), done.stdout + done.stderr
+
+
+def run_on_both(source, tmp_path):
+  """``source`` run on purejax, then on JAX where it is installed: (purejax's
+  JSON, JAX's or None); each program reports ``jax.__name__`` as "jax"."""
+  got = run_program(source, tmp_path)
+  assert got["jax"] == "purejax"
+  if importlib.util.find_spec("jax") is None:
+    return got, None
+  want = run_program(source, tmp_path, on_purejax=False)
+  assert want["jax"] == "jax"
+  return got, want

@@ -1,12 +1,11 @@
-"""flax.linen, unedited, on purejax (``python -m purejax``): an MLP trained
-with optax gives JAX's losses. Needs the ``ecosystem`` extra: skipped
-without it, except under CI (the CI variable set)."""
-import importlib.util
-
+"""flax, unedited, on purejax (``python -m purejax``): flax.linen and
+flax.nnx models trained with optax give JAX's losses. Needs the
+``ecosystem`` extra: skipped without it, except under CI (the CI variable
+set)."""
 import numpy as np
 import pytest
 
-from tests.ecosystem import require, run_program
+from tests.ecosystem import require, run_on_both
 
 pytestmark = pytest.mark.ecosystem
 
@@ -71,13 +70,10 @@ MLP = """
 def test_flax_linen_mlp_trained_with_optax_matches_jax(tmp_path):
   require("flax")
   require("optax")
-  got = run_program(MLP, tmp_path)
-  assert got["jax"] == "purejax"
+  got, want = run_on_both(MLP, tmp_path)
   losses = np.array(got["losses"])
   assert losses[-1] < 0.5 * losses[0]
-  if importlib.util.find_spec("jax") is not None:
-    want = run_program(MLP, tmp_path, on_purejax=False)
-    assert want["jax"] == "jax"
+  if want is not None:
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
 
 
@@ -128,14 +124,11 @@ NNX = """
 def test_flax_nnx_model_trained_with_nnx_optimizer_matches_jax(tmp_path):
   require("flax")
   require("optax")
-  got = run_program(NNX, tmp_path)
-  assert got["jax"] == "purejax"
+  got, want = run_on_both(NNX, tmp_path)
   assert got["merged_same"]
   losses = np.array(got["losses"])
   assert losses[-1] < 0.5 * losses[0]
-  if importlib.util.find_spec("jax") is not None:
-    want = run_program(NNX, tmp_path, on_purejax=False)
-    assert want["jax"] == "jax"
+  if want is not None:
     np.testing.assert_allclose(losses, want["losses"], rtol=2e-5)
     np.testing.assert_allclose(got["mean"], want["mean"], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(got["pred"], want["pred"], rtol=1e-4, atol=1e-5)
@@ -217,11 +210,9 @@ NNX_MORE = """
 def test_flax_nnx_layers_and_transforms_match_jax(tmp_path):
   require("flax")
   require("optax")
-  got = run_program(NNX_MORE, tmp_path)
-  assert got["jax"] == "purejax" and got["n"] == 505
+  got, want = run_on_both(NNX_MORE, tmp_path)
+  assert got["n"] == 505
   assert got["losses"][-1] < 0.1 * got["losses"][0]
-  if importlib.util.find_spec("jax") is not None:
-    want = run_program(NNX_MORE, tmp_path, on_purejax=False)
-    assert want["jax"] == "jax"
+  if want is not None:
     for k in ("losses", "ens", "scan", "rem"):
       np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
