@@ -726,3 +726,42 @@ def _symbolic(jax, jnp):
 @pytest.mark.parametrize("name,program", JAXPR_CASES, ids=[c[0] for c in JAXPR_CASES])
 def test_printed_jaxprs_match_jax(real, name, program):
   assert str(program(_Purejax(), jnp)) == str(program(*real))
+
+
+def _residual_types(jax):
+  @jax.custom_vjp
+  def f(x):
+    return x * 2
+
+  def fwd(x):
+    return f(x), (x * 3, True, 3, 1.5, None)
+
+  seen = []
+
+  def bwd(res, g):
+    seen.append([isinstance(r, (bool, int, float)) and not hasattr(r, "shape") for r in res[1:4]]
+                + [type(r[1]) is bool for r in [res]] + [res[4] is None])
+    assert res[2] == 3 and res[3] == 1.5 and res[1] is True
+    return (g * res[0],)
+  f.defvjp(fwd, bwd)
+  grads = [float(jax.grad(f)(1.)), float(jax.jit(jax.grad(f))(1.))]
+  return seen, grads
+
+
+def test_python_scalar_residuals_reach_bwd_as_they_are():
+  """A fwd's Python bool/int/float residuals reach bwd unchanged (not made
+  arrays), eagerly and under jit, as in JAX (equinox keeps bools there)."""
+  seen, grads = _residual_types(jax)
+  assert grads == [3.0, 3.0]   # bwd says g * 3x
+  assert seen == [[True, True, True, True, True]] * 2
+  real = pytest.importorskip("jax")
+  assert _residual_types(real) == (seen, grads)
+
+
+def test_custom_derivatives_module_names_and_tangent_avals():
+  from purejax import custom_derivatives as cd
+  assert cd.custom_jvp_call_p.name == "custom_jvp_call"
+  assert cd.custom_vjp_call_p.name == "custom_vjp_call"
+  assert callable(cd.closure_convert) and callable(cd.custom_gradient)
+  assert str(jax.typeof(jnp.ones(2, jnp.int32)).to_tangent_aval()) == "float0[2]"
+  assert str(jax.typeof(1.0).to_tangent_aval()) == "~float32[]"

@@ -177,14 +177,59 @@ def test_against_jax():
                                 jax.vmap(jvp(jax, jsq))(a, b))
 
 
-def test_register_lowering_says_what_purejax_offers(tutorial):
-  multiply_add_p = tutorial[0]
-  with pytest.raises(NotImplementedError, match="host step") as info:
-    pmlir.register_lowering(multiply_add_p, lambda ctx, x, y, z: None, platform="cpu")
-  assert "multiply_add" in str(info.value) and "def_impl" in str(info.value)
-  with pytest.raises(NotImplementedError):
+def _host_steps_of(f, *args):
+  return purejax.jit(f).lower(*args).compile().as_text().split("\n", 1)[0]
+
+
+def test_a_lower_fun_lowering_is_the_primitives_expansion_under_jit(tutorial):
+  """register_lowering(p, mlir.lower_fun(f)) (equinox's way) makes ``f``'s lax
+  operations p's code under jit: fused, no host step; the impl still runs
+  eagerly."""
+  multiply_add_p, _, square_add = tutorial
+  a = np.array([2., 3., -1.], np.float32)
+  b = np.array([10., 20., 30.], np.float32)
+  f = lambda a, b: pjnp.sin(square_add(a, b))   # noqa: E731
+  from purejax._src.config import config
+  with config.override("purejax_compile_sync", True):
+    assert "multiply_add" in _host_steps_of(f, a, b)   # the impl, as a host step
     pmlir.register_lowering(multiply_add_p, pmlir.lower_fun(lambda x, y, z: x * y + z,
                                                             multiple_results=False))
+    g = lambda a, b: pjnp.sin(square_add(a, b))   # noqa: E731  (traced anew)
+    assert _host_steps_of(g, a, b).endswith("none */")
+    np.testing.assert_allclose(purejax.jit(g)(a, b), np.sin(a * a + b), rtol=1e-6)
+  np.testing.assert_array_equal(square_add(a, b), a * a + b)
+  with pytest.raises(NotImplementedError, match="not called"):
+    pmlir.lower_fun(lambda x: x)(None)
+
+
+def test_other_lowerings_are_recorded_and_the_impl_runs(tutorial):
+  """A lowering that builds MLIR is kept, not used: under jit the impl
+  runs, as a host step (which as_text names)."""
+  multiply_add_p, _, square_add = tutorial
+  rule = lambda ctx, x, y, z: None   # noqa: E731
+  assert pmlir.register_lowering(multiply_add_p, rule, platform="cpu") is rule
+  assert multiply_add_p.mlir_lowerings == {"cpu": rule}
+  a = np.array([2., 3.], np.float32)
+  np.testing.assert_array_equal(purejax.jit(square_add)(a, a), a * a + a)
+
+
+def test_axis_primitive_batchers_take_jax_signature(tutorial):
+  """batching.axis_primitive_batchers[p] = rule: JAX's older table, the rule
+  given the vmap's axis size and name."""
+  multiply_add_p, _, square_add = tutorial
+  seen = []
+
+  def rule(axis_size, axis_name, trace_type, vals, dims, **params):
+    seen.append((axis_size, axis_name, trace_type))
+    vals = [pbatching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)]
+    return multiply_add_p.bind(*vals), 0
+  pbatching.axis_primitive_batchers[multiply_add_p] = rule
+  assert multiply_add_p in pbatching.axis_primitive_batchers
+  assert pbatching.axis_primitive_batchers[multiply_add_p] is rule
+  a = np.arange(6., dtype=np.float32).reshape(3, 2)
+  out = purejax.vmap(square_add, in_axes=(0, None), axis_name="i")(a, np.ones(2, np.float32))
+  np.testing.assert_array_equal(out, a * a + 1)
+  assert seen == [(3, "i", None)]
 
 
 # ---------------------------------------------------------------------------

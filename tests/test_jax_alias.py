@@ -131,6 +131,12 @@ def test_the_documented_jax_private_stand_ins(tmp_path):
     assert len(jax.devices()) == 1
     backend = jax._src.xla_bridge._backends["cpu"]
     assert backend.platform == "cpu" and backend.devices() == jax.devices("cpu")
+    # equinox: traceback_util.include_frame, dispatch.wait_for_tokens
+    from jax._src import dispatch, traceback_util as tu
+    tu.register_exclusion("/x/y")
+    assert tu.include_filename("/a/b.py") and not tu.include_filename("/x/y/z.py")
+    assert tu.include_filename("/x/yz.py") and tu.include_frame(sys._getframe())
+    dispatch.wait_for_tokens()
     print("ok")
   """))
   assert run_ok([script]).strip() == "ok"

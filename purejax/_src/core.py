@@ -93,6 +93,11 @@ class ShapedArray(AbstractValue):
   def strip_weak_type(self):
     return self.update(weak_type=False) if self.weak_type else self
 
+  def to_tangent_aval(self):
+    """The aval of this value's tangents (float0 for integers and bools)."""
+    from purejax._src.interpreters.ad import tangent_aval
+    return tangent_aval(self)
+
   @property
   def sharding(self):
     """As JAX types a value: its explicit sharding, else every dimension

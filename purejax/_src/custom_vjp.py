@@ -94,7 +94,9 @@ class _VJPCall(Call):
           f"a pair the fwd rule {self.fwd_name} produced {out}.")
     p_leaves, p_tree = tree_util.tree_flatten(out[0])
     res_leaves, res_tree = tree_util.tree_flatten(out[1])
-    return p_leaves, p_tree, res_leaves, res_tree
+    static = {i: x for i, x in enumerate(res_leaves) if type(x) in _PYTHON_SCALARS}
+    dynamic = [x for i, x in enumerate(res_leaves) if i not in static]
+    return p_leaves, p_tree, dynamic, _ResidualTree(res_tree, static)
 
   def check_primals(self, p_tree, p_avals, out_tree, out_avals):
     what = "container/pytree structure"
@@ -162,6 +164,24 @@ def _match_cotangents(out, primal_paths):
     else:
       return None
   return matched if i == len(primal_paths) else None
+
+
+# Residual leaves that bwd gets as they are, as in JAX (equinox keeps Python
+# bools there), not as arrays.
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+class _ResidualTree:
+  """A residual pytree's structure and its Python-scalar leaves (by
+  position); ``unflatten`` takes the other, array, leaves."""
+
+  def __init__(self, tree, static):
+    self.tree, self.static = tree, static
+
+  def unflatten(self, dynamic):
+    dynamic = iter(dynamic)
+    return self.tree.unflatten([self.static[i] if i in self.static else next(dynamic)
+                                for i in range(self.tree.num_leaves)])
 
 
 class _Bwd:

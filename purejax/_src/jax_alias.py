@@ -25,13 +25,15 @@ JAX_API_VERSION = "0.10.2"
 JAX_PRIVATE_STAND_INS = {
     "compiler": "chex (chex.restrict_backends)",
     "core": "flax (flax.linen.fp8_ops: ShapedArray)",
-    "dtypes": "flax (flax.linen.fp8_ops: extended, ExtendedDType, DType)",
-    "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion)",
+    "dtypes": "flax (flax.linen.fp8_ops: extended, ExtendedDType, DType), equinox "
+              "(TypePromotionError)",
+    "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion), equinox",
     "xla_bridge": "chex (chex.set_n_cpu_devices: _backends)",
     "tree_util": "flax (flax.nnx: _registry)",
     "state": "flax (flax.nnx: state.types.AbstractRef)",
     "state.types": "flax (flax.nnx: AbstractRef)",
     "checkify": "flax (flax.nnx: the checkify API, Out)",
+    "dispatch": "equinox (equinox.filter_jit: wait_for_tokens)",
 }
 
 _PRIVATE = "purejax._src.jax_private"

@@ -1,10 +1,16 @@
 """``jax.interpreters.mlir``: purejax has no XLA or MLIR.
 
 JAX code registers a lowering for a new primitive so that ``jit`` can
-compile it; purejax compiles jaxprs to C itself and needs none: under
-``jit`` a primitive without a C expression runs its ``impl`` (``def_impl``)
-as a NumPy host step between the compiled kernels.  ``register_lowering``
-therefore raises, saying so, rather than silently doing nothing.
+compile it; purejax compiles jaxprs to C (and CUDA) itself:
+
+- ``register_lowering(p, mlir.lower_fun(fun))`` (a lowering written as a
+  function of lax operations, as equinox's are) is used: under ``jit``
+  each equation of ``p`` is replaced by ``fun``'s trace (the primitive's
+  ``c_expansion``), which fuses into the compiled kernels;
+- any other lowering rule builds MLIR, which purejax cannot use: it is
+  recorded and not called; under ``jit`` the primitive's ``impl``
+  (``def_impl``) runs as a NumPy host step between the compiled kernels
+  (``jit(f).lower(x).compile().as_text()`` names it).
 """
 
 
@@ -12,28 +18,44 @@ class LoweringNotSupportedError(NotImplementedError):
   """Raised when JAX code asks for XLA/MLIR machinery purejax does not have."""
 
 
-def _message(primitive):
-  name = getattr(primitive, "name", primitive)
-  return (
-      f"mlir.register_lowering({name}, ...): purejax has no XLA/MLIR backend, so "
-      "there is nothing to lower to. purejax.jit compiles jaxprs to C instead; a "
-      f"primitive with no C expression (such as '{name}') needs no lowering: under "
-      "jit its impl (Primitive.def_impl) runs as a NumPy host step between the "
-      "compiled kernels. For fused C code, write the computation with purejax.lax "
-      "operations (e.g. a function instead of a new primitive, or custom_jvp / "
-      "custom_vjp for its derivative), or add a C expression for the primitive to "
-      "purejax's table purejax/_src/backends/cpu/codegen_ops.py. Remove the "
-      "register_lowering call to run on purejax.")
+class _LoweredFun:
+  """``lower_fun(fun, multiple_results)``: a lowering as a traced function."""
 
+  def __init__(self, fun, multiple_results):
+    self.fun = fun
+    self.multiple_results = multiple_results
 
-def register_lowering(prim, rule, platform=None, *, inline=True, cacheable=True):
-  raise LoweringNotSupportedError(_message(prim))
+  def __call__(self, *args, **kwargs):
+    raise LoweringNotSupportedError(
+        "purejax has no MLIR: a lowering made by mlir.lower_fun is used by "
+        "register_lowering (as the primitive's expansion under jit), not called")
 
 
 def lower_fun(fun, multiple_results=True):
-  """JAX's lowering of a primitive as a traced Python function: only
-  ``register_lowering`` uses it, and that raises."""
-  def lowering(*args, **kwargs):
-    raise LoweringNotSupportedError(_message("<lower_fun>"))
-  lowering.fun = fun
-  return lowering
+  """A lowering that computes the primitive as ``fun(*operands, **params)``
+  with lax operations (``multiple_results``: ``fun`` returns a sequence)."""
+  return _LoweredFun(fun, multiple_results)
+
+
+def _expansion(primitive, lowered):
+  fun, listed = lowered.fun, lowered.multiple_results
+
+  def expand(*args, **params):
+    out = fun(*args, **params)
+    if primitive.multiple_results:
+      return list(out) if listed else [out]
+    return out[0] if listed else out
+  return expand
+
+
+def register_lowering(prim, rule, platform=None, *, inline=True, cacheable=True):
+  """Uses a ``lower_fun`` lowering as ``prim``'s expansion under ``jit`` (for
+  every platform); records any other rule without using it (module docstring)."""
+  if isinstance(rule, _LoweredFun):
+    prim.c_expansion = _expansion(prim, rule)
+  else:
+    lowerings = getattr(prim, "mlir_lowerings", None)
+    if lowerings is None:
+      lowerings = prim.mlir_lowerings = {}
+    lowerings[platform] = rule
+  return rule
