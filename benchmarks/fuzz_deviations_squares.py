@@ -30,8 +30,29 @@ def abs_of_square(x, prod, fired):
   return np.where(same, x, np.abs(x)).astype(x.dtype)
 
 
+def _through_layout(prod):
+  """(the producer under broadcasts and reshapes of ``prod``'s value, a
+  function spreading a value of its shape as they do): XLA moves abs,
+  sqrt and comparisons past them (seed 168's integer program 5,
+  ``abs(expand_dims(x * x, 0))``; also probed for sqrt and ``>= 0``)."""
+  name, params, pvals, inner = prod[:4]
+  if name in ("broadcast_in_dim", "reshape") and inner[0] is not None and (
+      name != "reshape" or params.get("dimensions") is None):
+    core, spread = _through_layout(inner[0])
+    if name == "broadcast_in_dim":
+      return core, lambda x: broadcast_like(spread(x), prod)
+    out_shape = tuple(params["new_sizes"])
+    return core, lambda x: np.reshape(spread(x), out_shape)
+  return prod, lambda x: x
+
+
 def _square_of(prod, shape):
-  """Where the value ``prod`` produced is ``a * a`` (None: nowhere)."""
+  """Where the value ``prod`` produced is ``a * a`` (None: nowhere), also
+  through broadcasts and reshapes."""
+  core, spread = _through_layout(prod)
+  if core is not prod:
+    same = _square_of(core, np.shape(_value_of(core)))
+    return None if same is None else np.broadcast_to(spread(same), shape)
   name, params, pvals = prod[:3]
   if name == "square" or (name == "integer_pow" and params.get("y") == 2):
     return np.ones(shape, bool)
@@ -97,13 +118,20 @@ def _xla_nonnegative(prod, shape):
 
 def sqrt_of_square(prod, shape):
   """(k) sqrt(a * a) (or of its abs) is |a| to XLA: ``a`` and where it applies."""
-  if prod[0] == "abs" and prod[3][0]:
-    prod = prod[3][0]
-  same = _square_of(prod, shape)
+  core, spread = _through_layout(prod)
+  if core[0] == "abs" and core[3][0]:
+    core = core[3][0]
+  same = _square_of(core, np.shape(_value_of(core)))
   if same is None or not same.any():
     return None
-  a = np.asarray(prod[2][0])
-  return np.broadcast_to(a, shape), same
+  return (np.broadcast_to(spread(np.asarray(core[2][0])), shape),
+          np.broadcast_to(spread(same), shape))
+
+
+def _value_of(prod):
+  """The value ``prod`` made (its operands' shape for these elementwise and
+  product producers: recomputed from them)."""
+  return numpy_backend.jit_impl(prod[4])(*prod[2], **prod[1])
 
 
 def _folded_choice(prod):

@@ -242,6 +242,16 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     (["v = jnp.take(lax.dynamic_slice(x, (i,), (7,)), j, axis=0, mode='fill')"],
      {"x": np.arange(8, dtype=np.float32) * 10, "i": np.int32(-6), "j": np.int32(1)}, False,
      "nested dynamic_slice merged"),
+    # ... also through a broadcast or reshape, which XLA moves the abs, sqrt or
+    # comparison past (seed 168's integer program 5)
+    (["v = jnp.abs(jnp.expand_dims(lax.mul(x, x), 0))"], {"x": np.array([50, 12, -3], np.int8)},
+     True, "abs(x*x)"),
+    (["v = jnp.abs((x * x).reshape(3, 1))"], {"x": np.array([50, 12, -3], np.int8)},
+     False, "abs(x*x)"),
+    (["v = jnp.expand_dims(x * x, 0) >= 0"], {"x": np.array([50, 12, -3], np.int8)},
+     False, "square with 0"),
+    (["v = jnp.sqrt(jnp.expand_dims(x * x, 0))"],
+     {"x": np.array([3e20, 2.0, -1.0], np.float32)}, False, "sqrt(x*x)"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,

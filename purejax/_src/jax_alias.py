@@ -34,6 +34,7 @@ JAX_PRIVATE_STAND_INS = {
     "state.types": "flax (flax.nnx: AbstractRef)",
     "checkify": "flax (flax.nnx: the checkify API, Out)",
     "dispatch": "equinox (equinox.filter_jit: wait_for_tokens)",
+    "ad_util": "lineax (stop_gradient_p, for its transpose rule)",
 }
 
 _PRIVATE = "purejax._src.jax_private"
