@@ -61,12 +61,16 @@ _CALLS = 3
 
 def run_jax(programs, x64):
   import jax
+  before = jax.config.jax_enable_x64
   jax.config.update("jax_enable_x64", bool(x64))
   args = [a for p in programs for a in p.arrays()]
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    f = jax.jit(_jax_function(programs))
-    runs = [[np.asarray(o) for o in f(*args)] for _ in range(_CALLS)]
+  try:
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      f = jax.jit(_jax_function(programs))
+      runs = [[np.asarray(o) for o in f(*args)] for _ in range(_CALLS)]
+  finally:   # (the rule tests run JAX in the test process, beside other oracle tests)
+    jax.config.update("jax_enable_x64", before)
   out = JaxOutputs(runs[0])
   out.unstable = tuple(k for k, o in enumerate(out)
                        if not all(_same_bits(o, r[k]) for r in runs[1:]))

@@ -284,8 +284,11 @@ def test_primitives_module_against_jax():
   assert ours <= theirs
   for name in ours:
     assert str(getattr(pcore.primitives, name)) == str(getattr(jax_primitives, name)), name
-  # What purejax lacks: a few call primitives, nothing else.
-  assert theirs - ours == {"call_p", "closed_call_p", "empty2_p"}
+  # What purejax lacks: empty2_p, nothing else (call_p and closed_call_p
+  # are there by name only: purejax never stages them, binding one raises).
+  assert theirs - ours == {"empty2_p"}
+  with pytest.raises(NotImplementedError, match="stages calls as jit_p"):
+    pcore.primitives.closed_call_p.bind(1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -501,3 +504,27 @@ def test_linear_util_against_jax():
       return jax_wrap(f, params, debug_info=api_util.debug_info("test", f, (), {}))
 
   assert _lu_program(plu) == _lu_program(WithDebugInfo())
+
+
+def _flattened(jax):
+  from jax import api_util
+  from jax.extend import linear_util as lu
+
+  def f(a, b=1.0):
+    return {"s": a + b, "p": a * b}
+  args, in_tree = jax.tree.flatten(((2.0,), {"b": 3.0}))
+  wf, out_tree = api_util.flatten_fun(lu.wrap_init(f), in_tree)
+  out = [float(x) for x in wf.call_wrapped(*args)]
+  wf2, out_tree2 = api_util.flatten_fun_nokwargs(lu.wrap_init(f), jax.tree.structure((2.0, 3.0)))
+  out2 = [float(x) for x in wf2.call_wrapped(2.0, 3.0)]
+  info = api_util.debug_info("jit", f, (2.0,), {"b": 3.0})
+  return (out, str(out_tree()), out2, str(out_tree2()), info.traced_for, info.arg_names,
+          info.func_src_info.split(" at ")[0], str(api_util.shaped_abstractify(jax.numpy.ones(2))))
+
+
+def test_api_util_as_jax():
+  """jax.api_util's flattening helpers (numpyro traces with them)."""
+  got = _flattened(purejax)
+  assert got[0] == [6.0, 5.0] and got[4:7] == ("jit", ("a", "b"), "f")
+  jax = pytest.importorskip("jax")
+  assert got == _flattened(jax)

@@ -7,6 +7,8 @@ vmap), the call is a ``custom_vjp_call`` of the function's jaxpr whose
 """
 import functools
 
+import numpy as np
+
 from purejax._src import core
 from purejax._src import dtypes
 from purejax._src import errors
@@ -94,9 +96,8 @@ class _VJPCall(Call):
           f"a pair the fwd rule {self.fwd_name} produced {out}.")
     p_leaves, p_tree = tree_util.tree_flatten(out[0])
     res_leaves, res_tree = tree_util.tree_flatten(out[1])
-    static = {i: x for i, x in enumerate(res_leaves) if type(x) in _PYTHON_SCALARS}
-    dynamic = [x for i, x in enumerate(res_leaves) if i not in static]
-    return p_leaves, p_tree, dynamic, _ResidualTree(res_tree, static)
+    scalars = {i: type(x) for i, x in enumerate(res_leaves) if type(x) in _PYTHON_SCALARS}
+    return p_leaves, p_tree, res_leaves, _ResidualTree(res_tree, scalars)
 
   def check_primals(self, p_tree, p_avals, out_tree, out_avals):
     what = "container/pytree structure"
@@ -166,22 +167,27 @@ def _match_cotangents(out, primal_paths):
   return matched if i == len(primal_paths) else None
 
 
-# Residual leaves that bwd gets as they are, as in JAX (equinox keeps Python
-# bools there), not as arrays.
+# Residual leaves that bwd gets as Python scalars again, as in JAX (equinox
+# keeps Python bools there); they pass through the jaxpr as constants.
 _PYTHON_SCALARS = (bool, int, float, complex)
 
 
+def _as_python(x, kind):
+  if isinstance(x, core.Tracer):   # (made a traced value by a transformation)
+    return x
+  return kind(np.asarray(x).item())
+
+
 class _ResidualTree:
-  """A residual pytree's structure and its Python-scalar leaves (by
-  position); ``unflatten`` takes the other, array, leaves."""
+  """A residual pytree's structure and which of its leaves were Python
+  scalars (by position, with their types)."""
 
-  def __init__(self, tree, static):
-    self.tree, self.static = tree, static
+  def __init__(self, tree, scalars):
+    self.tree, self.scalars = tree, scalars
 
-  def unflatten(self, dynamic):
-    dynamic = iter(dynamic)
-    return self.tree.unflatten([self.static[i] if i in self.static else next(dynamic)
-                                for i in range(self.tree.num_leaves)])
+  def unflatten(self, leaves):
+    return self.tree.unflatten([_as_python(x, self.scalars[i]) if i in self.scalars else x
+                                for i, x in enumerate(leaves)])
 
 
 class _Bwd:

@@ -24,7 +24,7 @@ JAX_API_VERSION = "0.10.2"
 # jax._src modules that get a stand-in, and the library that needs each.
 JAX_PRIVATE_STAND_INS = {
     "compiler": "chex (chex.restrict_backends)",
-    "core": "flax (flax.linen.fp8_ops: ShapedArray)",
+    "core": "flax (flax.linen.fp8_ops: ShapedArray), numpyro (trace_state_clean)",
     "dtypes": "flax (flax.linen.fp8_ops: extended, ExtendedDType, DType), equinox "
               "(TypePromotionError)",
     "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion), equinox",

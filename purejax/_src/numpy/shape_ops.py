@@ -4,6 +4,7 @@ block, split (and its variants), unstack, atleast_1d/2d/3d, flip,
 shape/ndim/size."""
 import functools
 import operator
+import warnings
 
 import numpy as np
 
@@ -15,19 +16,43 @@ from purejax._src.numpy import util
 from purejax._src.numpy.util import check_arraylike, check_no_out
 
 
-def shape(a):
-  """The shape of an array (or of anything NumPy can make an array of)."""
+def _foreign(a, name, numpy_fn, *args):
+  """Another library's array (a scipy.sparse matrix): NumPy's answer, with
+  the warning JAX gives (for ``size``; ``shape`` and ``ndim`` give NumPy's
+  without one, as JAX's do)."""
+  warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0. "
+                "In a future JAX release this will be an error.", DeprecationWarning,
+                stacklevel=3)
+  return numpy_fn(a, *args)
+
+
+def _aval_shape(a):
+  """The shape of an array-like, or None for another library's array."""
   if isinstance(a, (list, tuple)):
     return np.shape(a)
-  return util.aval_of(a).shape
+  try:
+    return util.aval_of(a).shape
+  except TypeError:
+    if not hasattr(a, "shape"):
+      raise
+    return None
+
+
+def shape(a):
+  """The shape of an array (or of anything NumPy can make an array of)."""
+  s = _aval_shape(a)
+  return np.shape(a) if s is None else s
 
 
 def ndim(a):
-  return len(shape(a))
+  s = _aval_shape(a)
+  return np.ndim(a) if s is None else len(s)
 
 
 def size(a, axis=None):
-  s = shape(a)
+  s = _aval_shape(a)
+  if s is None:
+    return _foreign(a, "size", np.size, axis)
   if axis is None:
     return int(np.prod(s, dtype=np.int64))
   return s[util.canonicalize_axis(axis, len(s))]

@@ -3,8 +3,10 @@
 Each name is purejax's own primitive object (``add_p is purejax.lax.add_p``),
 so a custom interpreter can compare ``eqn.primitive`` with them.  JAX's
 ``jit_p`` is purejax's ``pjit_p`` (printed ``jit``) and ``add_jaxvals_p`` its
-``add_any_p``.  JAX primitives purejax does not have (tokens, refs, Schur and
-Hessenberg decompositions...) are absent.
+``add_any_p``.  JAX primitives purejax does not have are absent, except
+``call_p`` and ``closed_call_p``: purejax stages every call as ``jit_p``, so
+no jaxpr of purejax's holds them, but code that walks jaxprs keys its rules
+by them (numpyro); binding one raises NotImplementedError.
 """
 from purejax.lax import (  # noqa: F401
     abs_p, acos_p, acosh_p, add_p, all_gather_p, all_to_all_p, and_p, approx_top_k_p,
@@ -51,3 +53,20 @@ from purejax._src.interpreters.ad import add_any_p as add_jaxvals_p  # noqa: F40
 from purejax._src.lax.linalg_schur import hessenberg_p, schur_p  # noqa: F401
 from purejax._src.checkpoint_names import name_p  # noqa: F401
 from purejax._src.refs import get_p, swap_p  # noqa: F401
+
+
+def _never_staged(name):
+  """A JAX call primitive that purejax never stages (see the docstring)."""
+  from purejax._src import core
+
+  def refuse(*args, **params):
+    raise NotImplementedError(f"purejax stages calls as jit_p, not {name}: bind jit_p (or "
+                              "call the function under purejax.jit) instead")
+  prim = core.Primitive(name, multiple_results=True)
+  prim.impl = refuse
+  prim.abstract_eval = refuse
+  return prim
+
+
+call_p = _never_staged("call")
+closed_call_p = _never_staged("closed_call")
