@@ -70,3 +70,20 @@ def test_shape_of_a_scipy_sparse_matrix_as_jax():
   assert _foreign_shapes(jax.numpy) == got
   with pytest.raises(TypeError):
     purejax.numpy.shape(object())
+
+
+def _fromdense_under_jit(jax, sparse):
+  try:
+    jax.jit(lambda m: sparse.BCOO.fromdense(m).todense())(M)
+  except Exception as e:   # noqa: BLE001 (the class is compared by name)
+    return type(e).__name__, str(e).split("See https")[0].replace("<string>", "")
+  return None
+
+
+def test_fromdense_under_jit_needs_nse_as_jax():
+  got = _fromdense_under_jit(purejax, psparse)
+  assert got[0] == "ConcretizationTypeError" and "the nse argument of bcoo_fromdense" in got[1]
+  np.testing.assert_array_equal(purejax.jit(lambda m: psparse.BCOO.fromdense(m, nse=4).todense())(M), M)
+  jax = pytest.importorskip("jax")
+  from jax.experimental import sparse
+  assert got[1].split("\n")[:5] == _fromdense_under_jit(jax, sparse)[1].split("\n")[:5]

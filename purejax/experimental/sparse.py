@@ -18,6 +18,7 @@ import numpy as np
 from purejax import numpy as jnp
 from purejax._src import core
 from purejax._src import tree_util
+from purejax._src.numpy.util import concrete_or_error
 
 
 def _only_2d(shape, what):
@@ -78,7 +79,11 @@ class BCOO:
     mat = jnp.asarray(mat)
     _only_2d(mat.shape, "a dense operand")
     if nse is None:
-      nse = int(np.count_nonzero(core.concrete_numpy_value(mat)))
+      nse = jnp.count_nonzero(mat)
+      nse = int(concrete_or_error(nse, (
+          "\nThe error arose for the nse argument of bcoo_fromdense. In order for\n"
+          "BCOO.fromdense() to be used in traced/compiled code, you must pass a concrete\n"
+          "value to the nse (number of stored elements) argument.\n")))
     rows, cols = jnp.nonzero(mat, size=nse, fill_value=mat.shape)   # padding: out of bounds
     indices = jnp.stack([rows, cols], axis=1).astype(index_dtype)
     return cls((mat[rows, cols], indices), shape=mat.shape, indices_sorted=True,
