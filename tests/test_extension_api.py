@@ -528,3 +528,19 @@ def test_api_util_as_jax():
   assert got[0] == [6.0, 5.0] and got[4:7] == ("jit", ("a", "b"), "f")
   jax = pytest.importorskip("jax")
   assert got == _flattened(jax)
+
+
+def test_take_current_trace():
+  """extend.core.take_current_trace: the current trace out, the eval trace in."""
+  seen = []
+
+  def f(x):
+    with pcore.take_current_trace() as outer:
+      seen.append((type(outer).__name__, pjnp.sin(1.0).__class__.__name__))
+    return x * 2
+  purejax.jit(f)(1.0)
+  assert seen[0][0] != "EvalTrace" and seen[0][1] == "ArrayImpl"
+  jax = pytest.importorskip("jax")
+  import jax.extend.core as jcore
+  with jcore.take_current_trace() as t, pcore.take_current_trace() as u:
+    assert type(t).__name__ == type(u).__name__ == "EvalTrace"

@@ -11,10 +11,12 @@ its differentiation and batching rules go in ``jax.interpreters.ad`` and
 
 Not here (purejax has no equivalent that behaves the same): tokens and
 effect sets (``Token``, ``AbstractToken``, ``Effects``), tracing
-internals (``TraceTag``, ``take_current_trace``, ``find_top_trace``,
+internals (``TraceTag``, ``find_top_trace``,
 ``gensym``, ``call_impl``, ``CallPrimitive``,
 ``DebugInfo``) and the ``unsafe_*_DO_NOT_USE`` helpers.
 """
+import contextlib as _contextlib
+
 import numpy as _np
 
 from purejax._src.array import Array as _Array
@@ -33,6 +35,16 @@ from purejax.extend.core import primitives  # noqa: F401
 
 # purejax tracks no effects on equations: every set of effects is empty.
 no_effects = frozenset()
+
+
+@_contextlib.contextmanager
+def take_current_trace():
+  """Yields the current trace, with the eval trace current inside (so that
+  a trace's own rules can run operations eagerly, then restore it)."""
+  from purejax._src import core as _core
+  trace = _core.current_trace()
+  with _core.set_current_trace(_core.eval_trace):
+    yield trace
 
 
 class Effect:
