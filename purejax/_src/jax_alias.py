@@ -35,6 +35,7 @@ JAX_PRIVATE_STAND_INS = {
     "checkify": "flax (flax.nnx: the checkify API, Out)",
     "dispatch": "equinox (equinox.filter_jit: wait_for_tokens)",
     "ad_util": "lineax (stop_gradient_p, for its transpose rule)",
+    "flatten_util": "blackjax (ravel_pytree)",
 }
 
 _PRIVATE = "purejax._src.jax_private"
