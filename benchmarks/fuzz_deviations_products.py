@@ -73,13 +73,15 @@ def bool_source(producer):
 
 
 def product(producer):
-  """The float32 factors of a product (also of a square, and of a division
+  """The float32 factors of a product (also of a square or integer_pow 2, and of a division
   by a broadcast value, which XLA makes a product by its reciprocal), or
   None."""
-  if not producer or producer[0] not in ("mul", "div", "square") or \
+  square = producer and (producer[0] == "square" or (
+      producer[0] == "integer_pow" and producer[1].get("y") == 2))
+  if not producer or (producer[0] not in ("mul", "div") and not square) or \
       np.asarray(producer[2][0]).dtype != np.float32:
     return None
-  if producer[0] == "square":   # XLA's x * x
+  if square:   # XLA's x * x (integer_pow 2 too: seed 170's big program 10)
     return producer[2][0], producer[2][0]
   if any(bool_source(p) is not None for p in producer[3][:1 + (producer[0] == "mul")]):
     return None   # a converted bool times x is a select, not a product

@@ -252,6 +252,17 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
      False, "square with 0"),
     (["v = jnp.sqrt(jnp.expand_dims(x * x, 0))"],
      {"x": np.array([3e20, 2.0, -1.0], np.float32)}, False, "sqrt(x*x)"),
+    # XLA's vectorized min over a short axis forgets a slice's elements from
+    # its first NaN on: [nan, 100] is inf, seen through a log2 (seed 170's big
+    # program 16)
+    (["v = jnp.log2(jnp.min(jnp.where(m, x, 100.0), axis=1))"],
+     {"x": make_input((11, 2, 41, 47), "float32", 957492452, "normal"),
+      "m": make_input((11, 2, 41, 47), "bool", 2039783929, "normal")}, True,
+     "NaN dropped by a max/min reduction"),
+    # integer_pow 2 is a product LLVM fuses into a following sum (remainder's
+    # sign fix, rem + y) as other products (seed 170's big program 10)
+    (["v = (x * 100.0) % lax.integer_pow(x * 100.0, 2)"],
+     {"x": make_input((64, 1025), "float32", 1176173712, "normal")}, True, "(FMA)"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
