@@ -21,7 +21,8 @@ values XLA:CPU computes wrongly, or otherwise than the program says.
     value; a select on a predicate known at compile time is looked
     through, as XLA folds it.
 (r) XLA regroups divisions of quotients (its rewrite in fuzz_deviations'
-    docstring).
+    docstring), ``reciprocal(b)`` being ``1 / b``; a product with a
+    divisor converted from bools is a select there too, as (f) has it.
 (t) XLA:CPU's YNNPACK fusion of a float32/float64 reduction over 4096
     elements or more (along an axis longer than 1) takes a conversion from
     that float type to int8 or uint8 inside it as the identity: the values
@@ -35,6 +36,8 @@ values XLA:CPU computes wrongly, or otherwise than the program says.
 import numpy as np
 
 from purejax._src.backends import numpy_backend
+
+from fuzz_deviations_products import bool_source
 
 # XLA:CPU's float32 cbrt of any nonzero subnormal (either sign).
 CBRT_OF_SUBNORMAL = np.float32(-5.5951735e-16)
@@ -129,7 +132,12 @@ def square_of_scaled_scalar(eqn, vals, prods, fired):
 
 def _plain_quotient(prod, shape):
   """(a, b) where ``prod`` made ``a / b`` elementwise (same shapes, b not
-  broadcast nor known at compile time: XLA keeps it a division), else None."""
+  broadcast nor known at compile time: XLA keeps it a division; also
+  ``integer_pow(b, -1)``, which XLA makes ``1 / b``), else None."""
+  if prod and prod[0] == "integer_pow" and prod[1].get("y") == -1 and len(prod) >= 6 \
+      and not prod[5][0]:
+    b = np.asarray(prod[2][0])
+    return (np.ones(shape, b.dtype), b) if b.shape == tuple(shape) else None
   if not prod or prod[0] != "div" or len(prod) < 6 or prod[5][1]:
     return None
   a, b = (np.asarray(v) for v in prod[2][:2])
@@ -152,9 +160,17 @@ def quotients_regrouped(eqn, vals, prods, fired, flushed):
     return None
   a, b = top if top is not None else (np.asarray(vals[0]), None)
   c, d = bottom if bottom is not None else (np.asarray(vals[1]), None)
+  # A divisor converted from bools makes b * c a select, as (f) has it: +0,
+  # not -0, for False (seed 171's shape program 13: (1 / x) / float(False)
+  # is +inf for a negative x).
+  pred = bool_source(prods[1]) if bottom is None else None
   with np.errstate(all="ignore"):
     numerator = a if d is None else flushed(a * d, fired)
-    denominator = c if b is None else flushed(b * c, fired)
+    if b is not None and pred is not None:
+      product = np.where(pred, b * c, np.zeros((), c.dtype)).astype(c.dtype)
+    else:
+      product = None if b is None else b * c
+    denominator = c if b is None else flushed(product, fired)
     fired.add("a division of quotients regrouped")
     return flushed((numerator / denominator).astype(a.dtype), fired)
 

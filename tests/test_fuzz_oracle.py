@@ -263,6 +263,11 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     # sign fix, rem + y) as other products (seed 170's big program 10)
     (["v = (x * 100.0) % lax.integer_pow(x * 100.0, 2)"],
      {"x": make_input((64, 1025), "float32", 1176173712, "normal")}, True, "(FMA)"),
+    # reciprocal(x) / y is 1 / (x * y) to XLA, and a product with a converted
+    # bool a select: (1 / x) / float(False) is +inf for a negative x (seed
+    # 171's shape program 13)
+    (["v = lax.div(jnp.reciprocal(x), b.astype(jnp.float32))"],
+     {"x": np.float32(-52.421227), "b": np.bool_(False)}, False, "quotients regrouped"),
     # XLA may update in place while reading the update from the operand
     (["w = x[..., i]", "v = lax.dynamic_update_slice(w, jnp.resize(w, (8,)), (i,))"],
      {"x": make_input((13, 4), "float32", 812751900, "normal"), "i": np.int32(1)}, False,
