@@ -155,6 +155,15 @@ _eager = {}   # (primitive, avals, params) -> one-equation closed jaxpr
 _MAX_EAGER = 4096   # entries kept (emptied when full)
 
 
+def _calls_unstaged(primitive, params):
+  """Whether ``primitive`` calls a jaxpr holding what no compiler takes."""
+  param = getattr(primitive, "call_jaxpr_param", None)
+  if param is None or type(params.get(param)) is not ClosedJaxpr:
+    return False
+  from purejax._src.pjit import has_unstaged
+  return has_unstaged(params[param])
+
+
 def apply_primitive(primitive, args, params):
   """``primitive`` applied eagerly on the GPU (some argument is there, or
   the GPU is the default device)."""
@@ -172,9 +181,7 @@ def apply_primitive(primitive, args, params):
     if primitive.multiple_results:
       return [wrap_numpy(o, a) for o, a in zip(out, out_avals)]
     return wrap_numpy(out, out_avals)
-  from purejax._src.pjit import has_unstaged
-  called = params.get(getattr(primitive, "call_jaxpr_param", None) or "", None)
-  if type(called) is ClosedJaxpr and has_unstaged(called):
+  if _calls_unstaged(primitive, params):
     # A custom_jvp/custom_vjp function holding an unfunctionalized check:
     # its impl runs it equation by equation, as on the CPU.
     return primitive.impl(*args, **params)

@@ -66,26 +66,17 @@ def defbroadcasting(primitive):
   primitive.batch = _elementwise_batch_rule(primitive)
 
 
-class _AxisBatcherTable:
-  """``axis_primitive_batchers[p] = rule`` (JAX's older table, which JAX
-  still takes): ``rule(axis_size, axis_name, trace_type, vals, dims,
-  **params) -> (out, out_dims)``, given the vmap's size and axis name
-  (``trace_type`` is None, as in JAX now).  Sets ``p.batch``."""
-
-  def __setitem__(self, primitive, rule):
-    def batch(trace, vals, dims, **params):
-      return rule(trace.axis_size, trace.axis_name, None, vals, dims, **params)
-    batch.needs_trace = True
-    batch.jax_axis_rule = rule
-    primitive.batch = batch
-
-  def __contains__(self, primitive):
-    return hasattr(getattr(primitive, "batch", None), "jax_axis_rule")
-
-  def __getitem__(self, primitive):
-    if primitive not in self:
-      raise KeyError(primitive)
-    return primitive.batch.jax_axis_rule
+def _from_jax_axis(primitive, rule):
+  def batch(trace, vals, dims, **params):
+    return rule(trace.axis_size, trace.axis_name, None, vals, dims, **params)
+  batch.needs_trace = True   # (given the BatchTrace, for the axis name)
+  batch.jax_axis_rule = rule
+  return batch
 
 
-axis_primitive_batchers = _AxisBatcherTable()
+# ``axis_primitive_batchers[p] = rule``: JAX's older table, which JAX still
+# takes: ``rule(axis_size, axis_name, trace_type, vals, dims, **params) ->
+# (out, out_dims)`` (``trace_type`` is None, as in JAX now); it lists the
+# primitives whose rule was given this way.
+axis_primitive_batchers = _RuleTable(
+    "batch", _from_jax_axis, lambda primitive, batch: getattr(batch, "jax_axis_rule", None))

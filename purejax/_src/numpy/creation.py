@@ -133,7 +133,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     if any(isinstance(leaf, core.Tracer) for leaf in leaves):
       out = _stack_traced(object, out_dtype)
     else:
-      out = _from_concrete(_arrays_as_numpy(object), out_dtype, False, requested is not None)
+      if any(isinstance(leaf, core.ArrayBase) for leaf in leaves):
+        object = _arrays_as_numpy(object)
+      out = _from_concrete(object, out_dtype, False, requested is not None)
   else:
     if isinstance(object, (np.ndarray, np.generic)):
       _check_numpy_dtype(object)

@@ -179,12 +179,10 @@ class PRNGKeyArray(core.ArrayBase):
     raise NotImplementedError("Cannot call abstract method astype")
 
   def __eq__(self, other):
-    return _keys_equal(self, other)
+    return _compare_keys("equal", self, other)
 
   def __ne__(self, other):
-    from purejax import lax
-    eq = _keys_equal(self, other)
-    return eq if eq is NotImplemented else lax.bitwise_not(eq)
+    return _compare_keys("not_equal", self, other)
 
   __hash__ = None
 
@@ -213,15 +211,13 @@ def _without_key_dims(sharding, ndim):
                                                     reduced=spec.reduced))
 
 
-def _keys_equal(a, b):
-  """Elementwise equality of two key arrays (of their key data)."""
-  from purejax import lax
+def _compare_keys(name, a, b):
+  """``jnp.equal``/``not_equal`` of two key arrays (eq and ne compare their
+  key data: key_lowering's rules), or NotImplemented for anything else."""
   if not (is_typed_key(a) and is_typed_key(b)):
     return NotImplemented
-  from purejax._src.random.key_primitives import random_unwrap_p
-  da, db = random_unwrap_p.bind(a), random_unwrap_p.bind(b)
-  eq = lax.eq(da, db)
-  return lax.reduce_and(eq, (eq.ndim - 1,))
+  from purejax import numpy as jnp
+  return getattr(jnp, name)(a, b)
 
 
 def is_typed_key(x):
