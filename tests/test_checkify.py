@@ -59,6 +59,13 @@ def _vjp_positive(jax, jnp, ck):
   return f
 
 
+def _debug_positive(ck):
+  def f(x):
+    ck.debug_check(x > 0, "x must be positive, got {x}", x=x)
+    return x * 2
+  return f
+
+
 PROGRAMS = {
     "eager_fail": lambda jax, jnp, lax, ck: ck.checkify(_positive(jnp, ck))(jnp.float32(-1.)),
     "eager_pass": lambda jax, jnp, lax, ck: ck.checkify(_positive(jnp, ck))(jnp.float32(1.)),
@@ -140,6 +147,15 @@ PROGRAMS = {
         jnp.array([-2.])),
     "jit_checkify_of_pmap_nan": lambda jax, jnp, lax, ck: jax.jit(ck.checkify(
         jax.pmap(jnp.log), errors=ck.float_checks))(jnp.array([-2.])),
+    # debug_check: a check under checkify, nothing anywhere else
+    "debug_check": lambda jax, jnp, lax, ck: ck.checkify(_debug_positive(ck))(jnp.float32(-1.)),
+    "debug_check_jit_inside": lambda jax, jnp, lax, ck: ck.checkify(jax.jit(
+        _debug_positive(ck)))(jnp.float32(-1.)),
+    "debug_check_of_vmap_grad": lambda jax, jnp, lax, ck: ck.checkify(jax.vmap(jax.grad(
+        _debug_positive(ck))))(jnp.array([1., -3., -1.])),
+    "debug_check_in_scan": lambda jax, jnp, lax, ck: ck.checkify(jax.jit(lambda xs: lax.scan(
+        lambda c, x: (c + _debug_positive(ck)(x), x), 0., xs)))(jnp.array([1., -3.])),
+    "init_error": lambda jax, jnp, lax, ck: (ck.init_error, jnp.zeros(())),
 }
 
 
@@ -339,3 +355,17 @@ def test_grad_of_checkify_of_custom_vjp_as_jax():
   assert got[0] == pytest.approx(np.cos(1.), rel=1e-6)
   assert got[1] == ("JaxRuntimeError", "x must be positive, got -1.0 (`check` failed)")
   assert got == _grad_of_checkified_custom_vjp(*_modules(True))
+
+
+def test_debug_check_does_nothing_outside_checkify():
+  """Eagerly and under jit a debug_check neither raises nor costs a host step
+  (the compiled scan stays one C loop); the jaxpr keeps it, as JAX's does."""
+  f = _debug_positive(pcheckify)
+  assert float(f(pjnp.float32(-1.))) == -2.0
+  scan = purejax.jit(lambda xs: plax.scan(lambda c, x: (c + f(x), x), 0., xs))
+  np.testing.assert_array_equal(scan(pjnp.array([1., -3.]))[0], -4.0)
+  assert "check[debug=True" in str(purejax.make_jaxpr(scan)(pjnp.array([1., -3.])))
+  text = scan.lower(pjnp.array([1., -3.])).compile().as_text()
+  assert "host steps (NumPy between compiled kernels): none" in text
+  with pytest.raises(TypeError, match="PyTrees of arrays"):
+    pcheckify.debug_check(True, "a {}", -1.0)

@@ -90,6 +90,26 @@ def test_jit_prints_every_call_with_runtime_values(capsys, backend):
   assert len(traces) == 1
 
 
+def test_log_goes_to_logging_from_the_calling_line(caplog, capsys, backend):
+  """jax.debug.log: debug.print's message as an INFO record of the caller's
+  file and line, on every call, once per vmapped element."""
+  @purejax.jit
+  def f(x):
+    purejax.debug.log("x is {x}", x=x); line = __import__("inspect").currentframe().f_lineno
+    return x * 2, line
+
+  with caplog.at_level("INFO", logger="purejax._src.debugging"):
+    for i in range(2):
+      _, line = f(jnp.float32(i))
+    purejax.vmap(lambda x: purejax.debug.log("v {}", x))(jnp.arange(2))
+    purejax.debug.log("eager")
+  records = [r for r in caplog.records if r.name == "purejax._src.debugging"]
+  assert [r.getMessage() for r in records] == ["x is 0.0", "x is 1.0", "v 0", "v 1", "eager"]
+  assert {r.levelname for r in records} == {"INFO"}
+  assert (records[0].pathname, records[0].lineno) == (__file__, int(line))
+  assert lines(capsys) == []
+
+
 def test_print_without_args_under_jit(capsys, backend):
   f = purejax.jit(lambda: (purejax.debug.print("hi"), 1.0)[1])
   purejax.block_until_ready(f())

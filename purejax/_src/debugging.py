@@ -10,12 +10,15 @@ once per batch element, and inside loops once per iteration.  purejax runs
 a program's equations in order on one host thread, so ``ordered=True``
 (program order) holds for every callback; the flag is kept for the jaxpr.
 """
+import copy
+import logging
 import string
 import sys
 
 import numpy as np
 
 from purejax._src import core
+from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.array import wrap_numpy
 
@@ -131,7 +134,12 @@ def _debug_print_impl(*args, fmt, has_placeholders, in_tree, logging_record,
       message = fmt.format(*c_args, **c_kwargs)
   else:
     message = " ".join([fmt, *map(str, c_args)])
-  sys.stdout.write(message + "\n")
+  if logging_record is None:
+    sys.stdout.write(message + "\n")
+  else:
+    record = copy.copy(logging_record)
+    record.msg = message
+    logger.handle(record)
   return []
 
 
@@ -199,11 +207,9 @@ def debug_print(fmt=None, *args, ordered=False, partitioned=False,
 
   Use a plain format string, not an f-string (formatting is delayed).
   ``debug_print(ordered=True)`` returns the print function (two-call form).
-  Differs from JAX: ``_use_logging`` is not supported (prints to stdout).
+  With ``_use_logging`` (``debug.log``) the message goes to the logger
+  ``purejax._src.debugging`` at level INFO instead, from the calling line.
   """
-  if _use_logging:
-    raise ValueError("purejax.debug.print does not support _use_logging")
-
   def do_print(fmt, *c_args, **c_kwargs):
     if not skip_format_check:
       _format_checker.format(fmt, *c_args, **c_kwargs)
@@ -214,10 +220,29 @@ def debug_print(fmt=None, *args, ordered=False, partitioned=False,
     in_tree, dynamic, static = split_callback_args(c_args, c_kwargs)
     debug_print_p.bind(
         *dynamic, fmt=fmt, has_placeholders=has_placeholders, in_tree=in_tree,
-        logging_record=None, np_printoptions=tuple(np.get_printoptions().items()),
+        logging_record=_logging_record() if _use_logging else None, np_printoptions=tuple(np.get_printoptions().items()),
         ordered=ordered, partitioned=partitioned, static_args=tuple(static.items()))
 
   return _call_or_return("debug_print", do_print, fmt, args, kwargs)
+
+
+logger = logging.getLogger("purejax._src.debugging")
+
+
+def _logging_record():
+  """The record a ``debug.log`` message is sent with: the user's file and line
+  at trace time (the message itself is formatted at run time)."""
+  frame = source_info.user_frame()
+  file_name, line = ("(unknown file)", 0) if frame is None else (
+      frame.f_code.co_filename, frame.f_lineno)
+  return logger.makeRecord(logger.name, logging.INFO, file_name, line, "", (), None)
+
+
+def debug_log(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,
+              **kwargs):
+  """``debug.print`` to the logger ``purejax._src.debugging`` (INFO) instead of stdout."""
+  return debug_print(fmt, *args, ordered=ordered, partitioned=partitioned,
+                     skip_format_check=skip_format_check, _use_logging=True, **kwargs)
 
 
 def _call_or_return(name, do, first, args, kwargs):

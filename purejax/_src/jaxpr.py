@@ -150,6 +150,45 @@ def sub_jaxprs(params):
         yield v
 
 
+def without_compiled_away(jaxpr):
+  """``jaxpr`` without, at any depth, the equations of primitives marked
+  ``compiled_away``: those that mean something only to a transformation
+  (checkify's ``debug_check``) and do nothing when run.  ``jaxpr`` itself
+  when it has none."""
+  eqns, changed = [], False
+  for eqn in jaxpr.eqns:
+    if getattr(eqn.primitive, "compiled_away", False):
+      changed = True
+      continue
+    params = _params_without_compiled_away(eqn.params)
+    if params is not eqn.params:
+      changed, eqn = True, eqn.replace(params=params)
+    eqns.append(eqn)
+  return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns) if changed else jaxpr
+
+
+def _params_without_compiled_away(params):
+  new, changed = {}, False
+  for name, value in params.items():
+    many = isinstance(value, (tuple, list))
+    items = []
+    for v in value if many else (value,):
+      inner = getattr(v, "jaxpr", v) if isinstance(v, (ClosedJaxpr, Jaxpr)) else None
+      if inner is not None:
+        stripped = without_compiled_away(inner)
+        if stripped is not inner:
+          changed = True
+          v = ClosedJaxpr(stripped, v.consts) if isinstance(v, ClosedJaxpr) else stripped
+      items.append(v)
+    if not many:
+      new[name] = items[0]
+    elif hasattr(value, "_fields"):   # a named tuple of jaxprs
+      new[name] = type(value)(*items)
+    else:
+      new[name] = type(value)(items)
+  return new if changed else params
+
+
 def literal_array(lit):
   """A literal's value as an Array, keeping its weak type."""
   from purejax._src.array import wrap_numpy

@@ -4,6 +4,8 @@ Run eagerly it raises at once; under ``checkify`` its trace turns it into
 an error value; staged without ``checkify`` (jit, scan) it cannot run, and
 compiling it raises the ValueError JAX raises.
 """
+import functools
+
 import numpy as np
 
 from purejax._src import core
@@ -55,7 +57,7 @@ check_p.jvp = _check_jvp
 check_p.transpose = lambda cts, *args, **params: [None] * len(args)
 
 
-def _check_batch(axis_size, vals, dims, *, site):
+def _check_batch(axis_size, vals, dims, *, site, bind=check_p.bind):
   """A batched predicate becomes one check: it fails if any element fails,
   reporting the last failing element's payload (as JAX does)."""
   from purejax import lax
@@ -68,20 +70,41 @@ def _check_batch(axis_size, vals, dims, *, site):
   picked = [p if d is None else lax.dynamic_index_in_dim(
                 batching.moveaxis(p, d, 0), last, 0, keepdims=False)
             for p, d in zip(payload, dims[1:])]
-  check_p.bind(jnp.logical_not(jnp.any(failed)), *picked, site=site)
+  bind(jnp.logical_not(jnp.any(failed)), *picked, site=site)
   return [], []
 
 
 check_p.batch = _check_batch
 
 
+# -- debug_check: a check that only checkify runs ---------------------------------------
+# Outside checkify it does nothing: eagerly, and under jit, where it is
+# staged (so that a checkify around the jit still finds it) and then compiled
+# to nothing.
+
+debug_check_p = core.Primitive("check", multiple_results=True)
+debug_check_p.effectful = True       # kept by transformations...
+debug_check_p.compiled_away = True   # ...and dropped when compiled
+debug_check_p.def_impl(lambda pred, *payload, site, debug: [])
+debug_check_p.def_abstract_eval(lambda pred, *payload, site, debug: [])
+
+
+def _debug_check_jvp(primals, tangents, *, site, debug):
+  debug_check_p.bind(*primals, site=site, debug=debug)
+  return [], []
+
+
+debug_check_p.jvp = _debug_check_jvp
+debug_check_p.transpose = lambda cts, *args, **params: [None] * len(args)
+debug_check_p.batch = lambda axis_size, vals, dims, *, site, debug: _check_batch(
+    axis_size, vals, dims, site=site, bind=functools.partial(debug_check_p.bind, debug=debug))
+
+
 def _is_array(x):
   return isinstance(x, (core.ArrayBase, np.ndarray, np.generic))
 
 
-def check(pred, msg, *fmt_args, **fmt_kwargs):
-  """Checks that ``pred`` holds; ``msg`` is formatted with the arguments
-  (arrays) when it does not.  Needs ``checkify`` to run under jit."""
+def _check(pred, msg, fmt_args, fmt_kwargs, debug):
   if not (isinstance(pred, (bool, np.bool_)) or _is_array(pred)):
     raise TypeError(f"check takes a scalar pred as argument, got {pred}")
   if _is_array(pred) and (np.ndim(pred) if not isinstance(pred, core.ArrayBase)
@@ -94,7 +117,22 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
                       f"arrays, but got {leaf!r} of type {type(leaf)}.")
   site = errors.Site(errors.FailedCheckError, format_check_message(msg, fmt_tree),
                      len(leaves))
-  check_p.bind(pred, *leaves, site=site)
+  if debug:
+    debug_check_p.bind(pred, *leaves, site=site, debug=True)
+  else:
+    check_p.bind(pred, *leaves, site=site)
+
+
+def check(pred, msg, *fmt_args, **fmt_kwargs):
+  """Checks that ``pred`` holds; ``msg`` is formatted with the arguments
+  (arrays) when it does not.  Needs ``checkify`` to run under jit."""
+  _check(pred, msg, fmt_args, fmt_kwargs, debug=False)
+
+
+def debug_check(pred, msg, *fmt_args, **fmt_kwargs):
+  """As ``check`` under ``checkify``; anywhere else (eagerly, under jit) it
+  does nothing."""
+  _check(pred, msg, fmt_args, fmt_kwargs, debug=True)
 
 
 def check_error(error):

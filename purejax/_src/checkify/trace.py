@@ -15,7 +15,7 @@ import numpy as np
 from purejax._src import core
 from purejax._src import tree_util
 from purejax._src.checkify import errors
-from purejax._src.checkify.check import check_p
+from purejax._src.checkify.check import check_p, debug_check_p
 
 
 class CheckifyTracer(core.Tracer):
@@ -59,7 +59,7 @@ class CheckifyTrace(core.Trace):
   def process_primitive(self, primitive, args, params):
     vals = [self.lift(a) for a in args]
     with core.set_current_trace(self.parent):
-      if primitive is check_p:
+      if primitive is check_p or primitive is debug_check_p:
         if errors.FailedCheckError in self.enabled:
           self._add_user_check(vals, params["site"])
         return []

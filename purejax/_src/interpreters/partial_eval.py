@@ -10,7 +10,7 @@ from purejax._src import jaxpr_check
 from purejax._src import jaxpr_printer
 from purejax._src import source_info
 from purejax._src.config import config
-from purejax._src.jaxpr import Jaxpr, JaxprEqn, Literal, Var, literal_value
+from purejax._src.jaxpr import Jaxpr, JaxprEqn, Literal, Var, literal_value, without_compiled_away
 
 
 class DebugInfo:
@@ -317,7 +317,10 @@ def dce_jaxpr(jaxpr):
   """``jaxpr`` without the equations whose results nothing uses and that
   have no effect (JAX's dead-code elimination before running a jit): an
   unused ``pure_callback`` is not called; debug callbacks and
-  ``io_callback`` stay.  Returns ``jaxpr`` itself when nothing is dropped."""
+  ``io_callback`` stay; what only a transformation gives meaning to
+  (``compiled_away``: checkify's ``debug_check``) goes, at any depth.
+  Returns ``jaxpr`` itself when nothing is dropped."""
+  jaxpr = without_compiled_away(jaxpr)
   used = {v for v in jaxpr.outvars if type(v) is not Literal}
   kept = []
   for eqn in reversed(jaxpr.eqns):
