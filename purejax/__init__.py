@@ -16,7 +16,7 @@ from purejax._src.config import (
 from purejax._src.api import (
     ShapeDtypeStruct, block_until_ready, disable_jit, eval_shape, jit, make_jaxpr)
 from purejax._src.ad_api import (
-    grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
+    fwd_and_bwd, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
     value_and_grad, vjp)
 from purejax._src.custom_derivatives import custom_jvp, custom_vjp
 from purejax._src.lax.stop_gradient import stop_gradient

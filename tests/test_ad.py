@@ -283,3 +283,29 @@ def test_linearize_and_vjp_with_integer_inputs():
   _, f_vjp = jax.vjp(lambda x, y: x * 2.0 + y, 1.0, 3)
   ct_x, ct_y = f_vjp(1.0)
   assert float(ct_x) == 2.0 and ct_y.dtype == float0
+
+
+def test_fwd_and_bwd_reuses_one_compiled_backward():
+  """jax.fwd_and_bwd: fwd gives fun's value and residuals (a pytree), bwd the
+  cotangents of argnums; jitted, each compiles once over many steps."""
+  w = np.full((4, 4), 0.5, np.float32)
+  f = lambda x, w: jnp.tanh(x @ w)
+  fwd, bwd = jax.fwd_and_bwd(f, argnums=(0, 1))
+  for i in range(3):
+    x = np.arange(16, dtype=np.float32).reshape(4, 4) / (10 + i)
+    y, residuals = fwd(x, w)
+    cx, cw = bwd(residuals, jnp.ones((4, 4)))
+    dy = 1 - np.tanh(x @ w) ** 2    # d tanh / d(x @ w), cotangent ones
+    np.testing.assert_allclose(y, np.tanh(x @ w), rtol=1e-6)
+    np.testing.assert_allclose(cx, dy @ w.T, rtol=1e-5)
+    np.testing.assert_allclose(cw, x.T @ dy, rtol=1e-5)
+  assert (fwd._cache_size(), bwd._cache_size()) == (1, 1)
+  fwd, bwd = jax.fwd_and_bwd(lambda x, w: (f(x, w), x.sum()), argnums=1, has_aux=True,
+                             jitted=False)
+  y, residuals, aux = fwd(x, w)
+  assert float(aux) == float(x.sum())
+  np.testing.assert_allclose(bwd(residuals, jnp.ones((4, 4))), x.T @ dy, rtol=1e-5)
+  with pytest.raises(TypeError, match="Expected a callable value, got 3"):
+    jax.fwd_and_bwd(3, 0)
+  with pytest.raises(ValueError, match="but got value 5 for len"):
+    jax.fwd_and_bwd(f, argnums=5)[0](x, w)

@@ -187,6 +187,31 @@ def _host_float0(t):
   return t
 
 
+def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
+  """``vjp`` split in two reusable functions: ``fwd(*args)`` gives
+  ``(fun(*args), residuals)`` (and ``aux`` with ``has_aux``), where the
+  residuals are a pytree (the VJP function), and ``bwd(residuals, cotangent)``
+  the cotangents of the ``argnums`` arguments (one, for an int).  Jitted by
+  default, so that ``bwd`` compiles once however often ``fwd`` runs."""
+  check_callable(fun)
+  if not isinstance(argnums, (int, np.integer)):
+    argnums = tuple(argnums)
+
+  def fwd(*args):
+    nums = _check_argnums(argnums, len(args), below_len=True)
+    partial_fun, dyn_args = _partial_args(fun, args, {}, nums)
+    return vjp(partial_fun, *dyn_args, has_aux=has_aux)
+
+  def bwd(fun_vjp, cotangent):
+    cts = fun_vjp(cotangent)
+    return cts[0] if isinstance(argnums, (int, np.integer)) else cts
+
+  if jitted:
+    from purejax._src.api import jit
+    return jit(fwd), jit(bwd)
+  return fwd, bwd
+
+
 def _check_argnums(argnums, nargs, below_len=False):
   """``argnums`` as a tuple; each must be at least -nargs (and, for the
   Jacobians, below nargs), as JAX checks positional indices."""
