@@ -91,6 +91,7 @@ from purejax import image
 from purejax import custom_batching
 from purejax import dlpack
 from purejax import profiler
+from purejax import monitoring
 from purejax import interpreters   # the extension API's rule registries (ad, batching)
 from purejax import ref
 from purejax.ref import Ref, freeze, new_ref

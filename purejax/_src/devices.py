@@ -61,6 +61,51 @@ class Device:
   def memory_stats(self):
     return None
 
+  @property
+  def client(self):
+    return client(self.platform)
+
+  # The memories a CPU device addresses, as JAX lists them; in purejax all
+  # three are the host's memory.
+  _memory_kinds = ("device", "pinned_host", "unpinned_host")
+
+  def addressable_memories(self):
+    return [Memory(self, kind) for kind in self._memory_kinds]
+
+  def default_memory(self):
+    return Memory(self, "device")
+
+  def memory(self, kind):
+    if kind not in self._memory_kinds:
+      from purejax._src.errors import JaxRuntimeError
+      raise JaxRuntimeError(
+          f"INVALID_ARGUMENT: Could not find memory addressable by device {self.platform}. "
+          f"Device {self.platform} can address the following memory kinds: "
+          f"{', '.join(self._memory_kinds)}. Got memory kind: {kind}")
+    return Memory(self, kind)
+
+
+class Memory:
+  """A memory space a device addresses (``Device.memory(kind)``)."""
+
+  def __init__(self, device, kind):
+    self._device = device
+    self.kind = kind
+    self.platform = device.platform
+    self.process_index = device.process_index
+
+  def addressable_by_devices(self):
+    return [self._device]
+
+  def __eq__(self, other):
+    return type(other) is Memory and (other._device, other.kind) == (self._device, self.kind)
+
+  def __hash__(self):
+    return hash((Memory, self._device, self.kind))
+
+  def __repr__(self):
+    return f"Memory(kind={self.kind!r}, device={self._device!r})"
+
 
 CPU = Device(0)
 
@@ -68,6 +113,7 @@ CPU = Device(0)
 class CudaDevice(Device):
   """An NVIDIA GPU, as JAX prints it: ``CudaDevice(id=0)``."""
   platform = "gpu"
+  _memory_kinds = ("device",)   # purejax does not place arrays in host memory for a GPU
 
   @property
   def device_kind(self):
@@ -79,6 +125,46 @@ class CudaDevice(Device):
 
   def __str__(self):
     return f"cuda:{self.id}"
+
+
+class Client:
+  """The runtime owning one platform's devices (JAX's ``Device.client``, the
+  value of ``jax._src.xla_bridge._backends[platform]``): libraries read
+  ``platform`` and ``runtime_type`` to tell runtimes apart (orbax: Pathways
+  or not)."""
+  runtime_type = "purejax"
+  platform_version = "purejax"
+
+  def __init__(self, platform):
+    self.platform = platform
+
+  def devices(self):
+    return devices(self.platform)
+
+  def local_devices(self):
+    return local_devices(backend=self.platform)
+
+  def device_count(self):
+    return len(self.devices())
+
+  def local_device_count(self):
+    return len(self.local_devices())
+
+  def process_index(self):
+    return process_index()
+
+  def __repr__(self):
+    return f"Client(platform={self.platform!r}, runtime_type='purejax')"
+
+
+_clients = {}
+
+
+def client(platform):
+  """The one Client of ``platform`` ("cpu" or "gpu")."""
+  if platform not in _clients:
+    _clients[platform] = Client(platform)
+  return _clients[platform]
 
 
 _gpu_objects = None   # [CudaDevice(i)] once looked up (the same objects each call)
@@ -214,6 +300,12 @@ class Sharding:
   @property
   def addressable_devices(self):
     return set(self.device_set)
+
+  @property
+  def _addressable_device_assignment(self):
+    """The addressable devices, in the order of ``_device_assignment``."""
+    addressable = self.addressable_devices
+    return tuple(d for d in self._device_assignment if d in addressable)
 
   @property
   def num_devices(self):
@@ -445,8 +537,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   _check_platforms()
   from purejax._src.sharding_types import resolve_target
   from purejax._src.mesh import PartitionSpec
-  device = tree_util.tree_map(resolve_target, device,
-                              is_leaf=lambda v: v is None or isinstance(v, PartitionSpec))
+  from purejax.experimental.layout import Format
+  # A Format's layout is not kept: purejax arrays have one (row-major) layout.
+  device = tree_util.tree_map(
+      lambda t: resolve_target(t.sharding if isinstance(t, Format) else t), device,
+      is_leaf=lambda v: v is None or isinstance(v, (PartitionSpec, Format)))
   leaves, tree = tree_util.tree_flatten(x)
   targets = _targets(x, device, "device")
   srcs = _targets(x, src, "src")

@@ -30,6 +30,10 @@ class _State:
   num_processes = 1
   local_count = 1
   comm = None        # purejax's own MPI communicator (a duplicate of COMM_WORLD)
+  # JAX's coordination-service client and preemption manager: purejax has
+  # neither (MPI coordinates the processes); libraries (orbax) read them.
+  client = None
+  preemption_sync_manager = None
   initialized = False
 
 

@@ -29,13 +29,14 @@ JAX_PRIVATE_STAND_INS = {
               "(TypePromotionError)",
     "traceback_util": "flax (flax.traceback_util: api_boundary, register_exclusion), equinox",
     "xla_bridge": "chex (chex.set_n_cpu_devices: _backends)",
-    "tree_util": "flax (flax.nnx: _registry)",
+    "tree_util": "flax (flax.nnx: _registry), orbax (flatten_one_level)",
     "state": "flax (flax.nnx: state.types.AbstractRef)",
     "state.types": "flax (flax.nnx: AbstractRef)",
     "checkify": "flax (flax.nnx: the checkify API, Out)",
     "dispatch": "equinox (equinox.filter_jit: wait_for_tokens)",
     "ad_util": "lineax (stop_gradient_p, for its transpose rule)",
     "flatten_util": "blackjax (ravel_pytree)",
+    "distributed": "orbax (global_state: process_id, client)",
 }
 
 _PRIVATE = "purejax._src.jax_private"

@@ -14,6 +14,7 @@ from purejax._src.api import PjitFunction
 from purejax._src.array import Array, _new, with_sharding, wrap_numpy
 from purejax._src.async_dispatch import Pending
 from purejax._src.devices import CudaDevice, Device, Sharding, SingleDeviceSharding
+from purejax._src.mesh import PartitionSpec
 
 
 class Shard:
@@ -301,33 +302,53 @@ def _from_processes(sharding, local_data, global_shape, comm):
 # ---------------------------------------------------------------------------
 # jit with in_shardings / out_shardings
 
-def _prefix_leaves(spec, tree, what):
-  """One sharding (or None) per leaf of ``tree``: ``spec`` is one sharding,
-  None, or a pytree prefix of ``tree``."""
+def _prefix_leaves(spec, tree, what, api="jit"):
+  """One sharding (or None) per leaf of ``tree``: ``spec`` is one sharding
+  or PartitionSpec, None, or a pytree prefix of ``tree``."""
   from purejax._src import tree_util
   is_none = lambda v: v is None
   n = len(tree_util.tree_leaves(tree))
-  if spec is None or isinstance(spec, Sharding):
-    return [spec] * n
+  if spec is None or isinstance(spec, (Sharding, PartitionSpec)):
+    return _on_context_mesh([spec] * n, what, api)
   if tree_util.prefix_errors(spec, tree, is_leaf=is_none):
     raise ValueError(f"jit {what} must be one Sharding or a pytree prefix of the "
                      f"{'arguments' if what == 'in_shardings' else 'outputs'}; got {spec!r}")
   leaves = tree_util.broadcast_prefix(spec, tree, is_leaf=is_none)
   for s in leaves:
-    if s is not None and not isinstance(s, Sharding):
+    if s is not None and not isinstance(s, (Sharding, PartitionSpec)):
       raise TypeError(f"jit {what} leaves must be Shardings or None, got {s!r}")
-  return leaves
+  return _on_context_mesh(leaves, what, api)
 
 
-def check_in_shardings(in_shardings, args):
+def _on_context_mesh(leaves, what, api):
+  """PartitionSpec leaves as NamedShardings on the context mesh, looked up
+  at each call as JAX does: ``jit`` reads ``set_mesh``'s mesh, ``pjit`` the
+  ``with mesh:`` one."""
+  if not any(isinstance(s, PartitionSpec) for s in leaves):
+    return leaves
+  from purejax._src.mesh import NamedSharding, _mesh_stack
+  from purejax._src.mesh_context import concrete_mesh
+  if api == "pjit":
+    mesh = _mesh_stack()[-1] if _mesh_stack() else None
+  else:
+    mesh = concrete_mesh()
+  if mesh is None or mesh.empty:
+    raise RuntimeError(
+        f"{api} requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+        f"{what}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
+        f"provide `Sharding`s to {what} and then the mesh context manager is not required.")
+  return [NamedSharding(mesh, s) if isinstance(s, PartitionSpec) else s for s in leaves]
+
+
+def check_in_shardings(in_shardings, args, api="jit"):
   """JAX's checks of positional ``args`` against ``in_shardings``: each
   sharding fits its argument's shape, and a committed argument is already
   laid out that way."""
   from purejax._src import tree_util
-  if not isinstance(in_shardings, (tuple, list)) and isinstance(in_shardings, Sharding):
+  if isinstance(in_shardings, (Sharding, PartitionSpec)):   # (a PartitionSpec is a tuple)
     in_shardings = (in_shardings,) * len(args)
   specs = _prefix_leaves(tuple(in_shardings) if isinstance(in_shardings, list)
-                         else in_shardings, tuple(args), "in_shardings")
+                         else in_shardings, tuple(args), "in_shardings", api)
   for s, x in zip(specs, tree_util.tree_leaves(tuple(args))):
     if s is None or not hasattr(x, "shape"):
       continue
@@ -339,10 +360,10 @@ def check_in_shardings(in_shardings, args):
           f"jit sharding: {s},\narg sharding: {own} for arg type: {x.aval.str_short()}")
 
 
-def apply_out_shardings(out_shardings, outs):
+def apply_out_shardings(out_shardings, outs, api="jit"):
   """``outs`` with each Array leaf laid out by its entry of ``out_shardings``."""
   from purejax._src import tree_util
-  specs = _prefix_leaves(out_shardings, outs, "out_shardings")
+  specs = _prefix_leaves(out_shardings, outs, "out_shardings", api)
   leaves, tree = tree_util.tree_flatten(outs)
   placed = [put(x, s) if s is not None and isinstance(x, Array) else x
             for x, s in zip(leaves, specs)]
@@ -353,6 +374,7 @@ class ShardedJit(PjitFunction):
   """``jit`` with ``in_shardings`` / ``out_shardings``: the same compiled
   function; the shardings are checked and recorded around eager calls
   (under an outer trace they change nothing: values are the same)."""
+  _api = "jit"   # the name errors give (jax.experimental.pjit: "pjit")
 
   def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
                inline, keep_unused, in_shardings, out_shardings):
@@ -365,8 +387,8 @@ class ShardedJit(PjitFunction):
     eager = core.current_trace() is core.eval_trace
     if eager and self._in_shardings is not None:
       dynamic = [a for i, a in enumerate(args) if i not in self._static_argnums]
-      check_in_shardings(self._in_shardings, dynamic)
+      check_in_shardings(self._in_shardings, dynamic, self._api)
     outs = super().__call__(*args, **kwargs)
     if eager and self._out_shardings is not None:
-      outs = apply_out_shardings(self._out_shardings, outs)
+      outs = apply_out_shardings(self._out_shardings, outs, self._api)
     return outs

@@ -7,31 +7,8 @@ it holds one ``cpu`` entry, as in JAX once its backends are initialized."""
 from purejax._src import devices as _devices
 
 
-class CpuBackend:
-  """What ``_backends["cpu"]`` holds: the host's CPU devices."""
-  platform = "cpu"
-  platform_version = "purejax"
-
-  def devices(self):
-    return _devices.devices("cpu")
-
-  def local_devices(self):
-    return _devices.local_devices(backend="cpu")
-
-  def device_count(self):
-    return len(self.devices())
-
-  def local_device_count(self):
-    return len(self.local_devices())
-
-  def process_index(self):
-    return _devices.process_index()
-
-  def __repr__(self):
-    return "CpuBackend(purejax)"
-
-
-_cpu_backend = CpuBackend()
+# The CPU devices' client (``Device.client``), as in JAX.
+_cpu_backend = _devices.client("cpu")
 
 
 def __getattr__(name):

@@ -1,0 +1,1 @@
+"""``jax.experimental.array_serialization``: saving Arrays with TensorStore."""
