@@ -4,7 +4,9 @@ Exported: AbstractValue, Atom, ParamDict, ShapedArray, Trace, Tracer, Value,
 ensure_compile_time_eval, eval_context, eval_jaxpr, max_dim, min_dim.
 
 Deprecated in JAX 0.10 (a ``DeprecationWarning`` on access, as in JAX):
-DropVar, InconclusiveDimensionOperation, JaxprTypeError, check_jaxpr, and
+DropVar, InconclusiveDimensionOperation, JaxprTypeError, check_jaxpr,
+pytype_aval_mappings (the registry of types whose values are arrays:
+type -> aval function, consulted for types purejax does not know), and
 (the objects of ``purejax.extend.core``) concrete_or_error, jaxprs_in_params,
 new_jaxpr_eqn, no_effects, primal_dtype_to_tangent_dtype, valid_jaxtype.
 
@@ -18,7 +20,7 @@ find_top_trace, gensym, get_opaque_trace_state,
 nonempty_axis_env_DO_NOT_USE, the unsafe_*_DO_NOT_USE helpers, JaxprPpContext, JaxprPpSettings, OutputType, abstract_token,
 aval_mapping_handlers, call, concretization_function_error,
 custom_typechecks, is_concrete, is_constant_dim, is_constant_shape,
-literalable_types, no_axis_name, pytype_aval_mappings, trace_ctx.
+literalable_types, no_axis_name, trace_ctx.
 
 Jaxpr, ClosedJaxpr, JaxprEqn, Var, Literal and Primitive are not in JAX
 0.10.2's ``jax.core`` (JAX moved them to ``jax.extend.core``), so, as in
@@ -31,6 +33,7 @@ from purejax._src.core import (
     AbstractValue, ShapedArray, Trace, Tracer, eval_context, max_dim, min_dim)
 from purejax._src.jaxpr import eval_jaxpr
 from purejax._src.naming import ensure_compile_time_eval
+from purejax._src import core as _src_core
 from purejax._src import errors as _errors
 from purejax._src import jaxpr as _jaxpr
 from purejax._src import jaxpr_check as _jaxpr_check
@@ -69,6 +72,8 @@ _DEPRECATED = {
                        "jax.errors.JaxprTypeError.", _errors.JaxprTypeError),
     "check_jaxpr": ("jax.core.check_jaxpr is deprecated. Use "
                     "jax.extend.core.check_jaxpr.", _jaxpr_check.check_jaxpr),
+    "pytype_aval_mappings": ("jax.core.pytype_aval_mappings is deprecated.",
+                             _src_core.pytype_aval_mappings),
 }
 for _name in ("concrete_or_error", "jaxprs_in_params", "new_jaxpr_eqn", "no_effects",
               "primal_dtype_to_tangent_dtype", "valid_jaxtype"):

@@ -57,7 +57,8 @@ def test_removed_names_raise_jax_message(name):
 
 
 @pytest.mark.parametrize("name", ["DropVar", "JaxprTypeError",
-                                  "InconclusiveDimensionOperation", "check_jaxpr"])
+                                  "InconclusiveDimensionOperation", "check_jaxpr",
+                                  "pytype_aval_mappings"])
 def test_deprecated_names_warn(name):
   with warnings.catch_warnings(record=True) as theirs:
     warnings.simplefilter("always")

@@ -160,6 +160,29 @@ def _check_int_fits(x, dtype):
     raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
 
 
+def _numpy_aval(x):
+  return ShapedArray(x.shape, dtypes.array_dtype(x.dtype), False)
+
+
+# Types that libraries declare to be arrays (JAX's public ``jax.core.pytype_aval_mappings``:
+# TensorFlow Probability registers its NumPy-backed variables): type -> the
+# function giving a value's aval.  get_aval looks here for types it does not know.
+pytype_aval_mappings = {np.ndarray: _numpy_aval, np.generic: _numpy_aval}
+
+# ``jax.interpreters.xla.canonicalize_dtype_handlers``: type -> the function
+# turning such a value into a NumPy array before it becomes an operand.
+canonicalize_value_handlers = {}
+
+
+def registered_for(registry, kind):
+  """The entry of ``registry`` for ``kind`` or its nearest base class, or None."""
+  for base in kind.__mro__:
+    found = registry.get(base)
+    if found is not None:
+      return found
+  return None
+
+
 def get_aval(x):
   """The abstract value of any array-like value (Array, tracer, scalar...)."""
   aval = getattr(x, "aval", None)
@@ -169,10 +192,13 @@ def get_aval(x):
   if kind in _PYTHON_SCALAR_KINDS:
     return python_scalar_aval(x)
   if isinstance(x, (np.ndarray, np.generic)):
-    return ShapedArray(x.shape, dtypes.array_dtype(x.dtype), False)
+    return _numpy_aval(x)
   for base in (bool, int, float, complex):  # subclasses, e.g. IntEnum
     if isinstance(x, base):
       return python_scalar_aval(base(x))
+  aval_of = registered_for(pytype_aval_mappings, kind)
+  if aval_of is not None:
+    return aval_of(x)
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
@@ -191,6 +217,10 @@ def concrete_numpy_value(x):
   if isinstance(x, ArrayBase):
     v = x._value
     return v if type(v) is np.ndarray else x._host   # on a GPU: a host copy
+  if canonicalize_value_handlers:
+    convert = registered_for(canonicalize_value_handlers, type(x))
+    if convert is not None:
+      x = convert(x)
   aval = get_aval(x)
   return np.asarray(x, dtype=aval.dtype)
 

@@ -6,7 +6,7 @@ JAX.  Everything is built from ``purejax.lax``, so it works under ``jit``, ``gra
 import importlib
 
 _SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
-               "signal", "spatial", "special", "stats")
+               "signal", "sparse", "spatial", "special", "stats")
 __all__ = list(_SUBMODULES)
 
 
