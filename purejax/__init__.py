@@ -76,7 +76,8 @@ from purejax import distributed
 from purejax._src.config import (
     allow_f16_reductions, array_garbage_collection_guard, check_tracer_leaks, checking_leaks,
     debug_key_reuse, default_device, default_prng_impl, enable_custom_prng,
-    explain_cache_misses, log_compiles, softmax_custom_jvp, thread_guard,
+    explain_cache_misses, legacy_prng_key, log_compiles, no_execution, no_tracing,
+    softmax_custom_jvp, thread_guard,
     threefry_partitionable, transfer_guard, transfer_guard_device_to_device,
     transfer_guard_device_to_host, transfer_guard_host_to_device)
 from purejax._src.api_extras import (
@@ -94,6 +95,7 @@ from purejax import profiler
 from purejax import monitoring
 from purejax import interpreters   # the extension API's rule registries (ad, batching)
 from purejax import ref
+from purejax import api_util   # flax.linen's scan reads jax.api_util.debug_info
 from purejax.ref import Ref, freeze, new_ref
 # [end api extras area]
 

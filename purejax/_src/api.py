@@ -359,6 +359,9 @@ class PjitFunction:
     cache = self._traces
     traced = cache.get(key)
     if traced is None:
+      if config.jax_no_tracing:
+        raise RuntimeError(f"re-tracing function {source_info.function_location(self._fun)} "
+                           "for `jit`, but 'no_tracing' is set")
       if config.jax_explain_cache_misses:
         compile_log.explain_miss(self._fun, cache.keys(), key,
                                  _arg_names(self._fun, split, args, kwargs))
@@ -409,6 +412,9 @@ class PjitFunction:
       outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr, name=source_info.function_name(self._fun),
                          **_mesh_param(traced.ctx_mesh))
     elif core.current_trace() is core.eval_trace:
+      if config.jax_no_execution:
+        from purejax._src.interpreters.dispatch import refuse_execution
+        refuse_execution(source_info.function_name(self._fun))
       donated = self._donation and self._donation.check_call(args, kwargs)
       rerun = functools.partial(self._fun, *args, **kwargs) if _debug_nans.enabled else None
       on_gpu = _MISS

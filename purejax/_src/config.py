@@ -145,7 +145,8 @@ class Config:
     return (v["jax_enable_x64"], v["jax_numpy_rank_promotion"],
             v["jax_numpy_dtype_promotion"], v["jax_default_matmul_precision"],
             v["jax_threefry_partitionable"], v["jax_debug_nans"], v["jax_debug_infs"],
-            v["jax_high_dynamic_range_gumbel"], v["jax_softmax_custom_jvp"])
+            v["jax_high_dynamic_range_gumbel"], v["jax_softmax_custom_jvp"],
+            v["jax_random_seed_offset"])
 
   # absl integration is not supported; these exist so that code written for
   # JAX that calls them keeps running.
@@ -306,6 +307,38 @@ for _direction in _GUARD_DIRECTIONS:
                      "(recorded only: host and device memory are the same).")
 config.define("jax_transfer_guard", None, kind=str, choices=_GUARD_LEVELS,
               validator=_set_all_guards, help="Transfer guard level for all transfers.")
+config.define("jax_no_tracing", False, help="Refuse to trace a function for jit.")
+config.define("jax_no_execution", False, help="Refuse to run anything (eager or jitted).")
+config.define("jax_random_seed_offset", 0, kind=int,
+              help="Added to every seed of random.key / random.PRNGKey.")
+config.define("jax_legacy_prng_key", "allow", kind=str, choices=("allow", "warn", "error"),
+              help="What a raw uint32 key passed to a jax.random function does.")
+# JAX's persistent compilation cache is purejax's compiled-kernel cache:
+# jax_compilation_cache_dir stands for purejax_cache_dir where that is unset,
+# and jax_enable_compilation_cache=False turns the disk cache off.
+config.define("jax_compilation_cache_dir", None, kind=str,
+              help="Directory of compiled code (purejax's kernel cache, when "
+                   "purejax_cache_dir is unset).")
+config.define("jax_enable_compilation_cache", True, help="Keep compiled code on disk.")
+# Settings of XLA's compiler and runtime, which purejax does not have:
+# accepted with JAX's defaults and checks, and recorded only.
+config.define("jax_persistent_cache_min_compile_time_secs", 1.0, kind=float,
+              help="(XLA cache) Recorded only: purejax caches every kernel.")
+config.define("jax_persistent_cache_min_entry_size_bytes", 0, kind=int,
+              help="(XLA cache) Recorded only: purejax caches every kernel.")
+config.define("jax_compilation_cache_max_size", -1, kind=int,
+              help="(XLA cache) Recorded only: purejax_cache_max_bytes caps the kernel cache.")
+config.define("jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir",
+              kind=str, help="(XLA cache) Recorded only.")
+config.define("jax_raise_persistent_cache_errors", False, help="(XLA cache) Recorded only.")
+config.define("jax_optimization_level", "UNKNOWN", kind=str,
+              choices=("UNKNOWN", "O0", "O1", "O2", "O3"), help="(XLA) Recorded only.")
+config.define("jax_memory_fitting_level", "O2", kind=str,
+              choices=("UNKNOWN", "O0", "O1", "O2", "O3"), help="(XLA) Recorded only.")
+config.define("jax_exec_time_optimization_effort", 0.0, kind=float, help="(XLA) Recorded only.")
+config.define("jax_memory_fitting_effort", 0.0, kind=float, help="(XLA) Recorded only.")
+config.define("jax_use_shardy_partitioner", True, help="(XLA) Recorded only.")
+config.define("jax_pprint_use_color", True, help="Recorded only: jaxprs print without color.")
 # [end api extras flags]
 
 
@@ -382,4 +415,7 @@ def transfer_guard(new_val):
     for direction in _GUARD_DIRECTIONS:
       stack.enter_context(config.override(f"jax_transfer_guard_{direction}", new_val))
     yield
+no_tracing = State("jax_no_tracing")
+no_execution = State("jax_no_execution")
+legacy_prng_key = State("jax_legacy_prng_key")
 # [end api extras states]

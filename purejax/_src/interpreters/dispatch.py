@@ -32,16 +32,27 @@ _debug_special = False
 _default_may_be_off_host = False
 
 
+# Either of the above, or jax.no_execution set: eager operations check which.
+_eager_special = False
+
+
 def _on_config_change():
-  global _debug_special, _default_may_be_off_host
+  global _debug_special, _default_may_be_off_host, _eager_special
   _debug_special = bool(config.jax_debug_nans or config.jax_debug_infs)
   _default_may_be_off_host = devices.platforms_name_gpu() or config.jax_default_device is not None
+  _eager_special = _default_may_be_off_host or config.jax_no_execution
   for cache in _flag_caches:
     cache.clear()
 
 
 _on_config_change()
 config.add_watcher(_on_config_change)
+
+
+def refuse_execution(name):
+  """JAX's error for running anything under ``jax.no_execution``."""
+  raise RuntimeError(f"JAX tried to execute function jit({name}), but the no_execution config "
+                     "option is set")
 
 
 def _concrete_arg(primitive, position, x):
@@ -86,9 +97,12 @@ def _apply_to_keys(primitive, args, params):
 
 def apply_primitive(primitive, args, params):
   """``primitive`` applied to concrete arguments (the eval trace's rule)."""
-  if _default_may_be_off_host and devices.gpu_is_default():   # everything runs on the GPU
-    from purejax._src import gpu_dispatch
-    return gpu_dispatch.apply_primitive(primitive, args, params)
+  if _eager_special:
+    if config.jax_no_execution:
+      refuse_execution(primitive.name)
+    if _default_may_be_off_host and devices.gpu_is_default():   # everything runs on the GPU
+      from purejax._src import gpu_dispatch
+      return gpu_dispatch.apply_primitive(primitive, args, params)
   vals, avals = [], []
   foreign = None   # the caller's NumPy arrays among the arguments
   for i, x in enumerate(args):
@@ -169,7 +183,7 @@ def eager_binary(make_plan):
   _flag_caches.append(plans)
 
   def fast(x, y):
-    if _ctx.trace is not _eval_trace or _default_may_be_off_host:
+    if _ctx.trace is not _eval_trace or _eager_special:
       return None
     tx, ty = type(x), type(y)
     key = (x.aval if tx is Array else tx, y.aval if ty is Array else ty)
@@ -223,7 +237,7 @@ def eager_unary(make_plan):
   _flag_caches.append(plans)
 
   def fast(x):
-    if _ctx.trace is not _eval_trace or _default_may_be_off_host:
+    if _ctx.trace is not _eval_trace or _eager_special:
       return None
     plan = plans.get(x.aval)
     if plan is None:

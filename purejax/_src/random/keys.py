@@ -12,10 +12,13 @@ rewritten to it before they run (``key_lowering``).  Raw keys (``PRNGKey``:
 uint32[2]) are wrapped on the way into a sampler and unwrapped on the way
 out, as JAX does.
 """
+import warnings
+
 import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src.config import config
 
 
 class PRNGImpl:
@@ -60,7 +63,6 @@ class KeyTy(dtypes.ExtendedDType):
 
 def resolve_impl(spec):
   """The PRNGImpl named by ``spec`` (None: the configured default)."""
-  from purejax._src.config import config
   if spec is None:
     spec = config.read("jax_default_prng_impl")
   if isinstance(spec, PRNGImpl):
@@ -259,6 +261,18 @@ def key_impl_of(keys):
   return keys.dtype._impl
 
 
+_LEGACY_KEY = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+               "keys using jax.random.key(). If use of a raw key array was intended, set "
+               'jax_legacy_prng_key="allow".')
+
+
+def _legacy_key_used():
+  """A raw uint32 key reached a sampler: what ``jax_legacy_prng_key`` says."""
+  if config.jax_legacy_prng_key == "error":
+    raise ValueError(_LEGACY_KEY)
+  warnings.warn(_LEGACY_KEY, stacklevel=4)
+
+
 def check_prng_key(name, key, allow_batched=False):
   """(typed key, whether it came in raw) for a sampler's ``key`` argument."""
   if is_typed_key(key):
@@ -269,6 +283,8 @@ def check_prng_key(name, key, allow_batched=False):
     raise _invalid(f"expected key_data to have ndim, shape, and dtype attributes. Got {key}")
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}")
+  if wrapped and config.jax_legacy_prng_key != "allow":
+    _legacy_key_used()
   if not allow_batched and typed.ndim:
     raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                      f"{tuple(np.shape(key) if wrapped else typed.shape)} != (). "

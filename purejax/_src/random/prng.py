@@ -161,6 +161,8 @@ def _make_key(ctor_name, seed, impl):
   aval = core.get_aval(seed)
   if not dtypes.issubdtype(aval.dtype, np.integer):
     raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+  if config.jax_random_seed_offset:   # every seed shifted (jax_random_seed_offset)
+    seed = seed + np.asarray(config.jax_random_seed_offset, aval.dtype)
   return random_seed_p.bind(seed, impl=impl)
 
 

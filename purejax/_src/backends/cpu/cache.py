@@ -65,7 +65,7 @@ class UnsafeCacheDir(RuntimeError):
 
 def enabled():
   """Whether kernels are kept in (and looked up from) the disk cache."""
-  return bool(config.purejax_disk_cache)
+  return bool(config.purejax_disk_cache and config.jax_enable_compilation_cache)
 
 
 @contextlib.contextmanager
@@ -82,7 +82,7 @@ def private_build_dir():
 
 def default_dir():
   """The configured cache directory, or the per-user default (not created)."""
-  configured = config.purejax_cache_dir
+  configured = config.purejax_cache_dir or config.jax_compilation_cache_dir
   if configured:
     return pathlib.Path(configured).expanduser()
   xdg = os.environ.get("XDG_CACHE_HOME")
