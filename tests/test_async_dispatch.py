@@ -61,6 +61,19 @@ def test_errors_surface_at_the_first_wait():
     np.asarray(out)
 
 
+def test_a_call_that_prints_runs_in_step_with_the_caller(capfd):
+  """A loop would be dispatched asynchronously, but one holding debug.print
+  runs before its call returns: the caller's prints follow its prints."""
+  def body(i, a):
+    jax.debug.print("step {}", i)
+    return a * 2.0
+  f = jax.jit(lambda x: lax.fori_loop(0, 3, body, x))
+  out = f(jnp.ones(4))
+  print("after")
+  assert out.is_ready()
+  assert capfd.readouterr().out.split() == ["step", "0", "step", "1", "step", "2", "after"]
+
+
 def test_small_calls_run_synchronously():
   out = jax.jit(lambda x: x * 2.0 + 1.0)(jnp.ones(8))
   assert out.is_ready()

@@ -115,3 +115,82 @@ def test_swapped_carries():
   np.testing.assert_allclose(np.asarray(a), ra, rtol=1e-5)
   np.testing.assert_allclose(np.asarray(b), rb, rtol=1e-5)
   np.testing.assert_allclose(np.asarray(ys), rys, rtol=1e-5)
+
+
+# -- loop carries updated element by element (x.at[i].set, dynamic_update_slice) ------
+
+def _set_each(x):
+  return jax.lax.fori_loop(0, x.shape[0], lambda i, x: x.at[i].set(i * 2.0), x)
+
+
+def _add_blocks(x):
+  return jax.lax.fori_loop(0, x.shape[0] // 4, lambda i, x: jax.lax.dynamic_update_slice(
+      x, jnp.full(4, i, x.dtype) + jax.lax.dynamic_slice(x, (i * 4,), (4,)), (i * 4,)), x)
+
+
+def _fill_blocks(x):
+  return jax.lax.fori_loop(0, x.shape[0] // 4, lambda i, x: jax.lax.dynamic_update_slice(
+      x, jnp.full(4, i, x.dtype), (i * 4,)), x)
+
+
+def _prefix_sums(x):
+  # reads the carry beside the update: must not be updated in place
+  return jax.lax.fori_loop(1, x.shape[0], lambda i, x: x.at[i].add(x[i - 1]), x)
+
+
+def _also_returned(x):
+  def body(c):
+    i, x, _ = c
+    y = x.at[i].set(-1.0)
+    return i + 1, y, y
+  return jax.lax.while_loop(lambda c: c[0] < 5, body, (0, x, x))[1:]
+
+
+def _scan_writes_rows(x):
+  def body(buf, t):
+    return jax.lax.dynamic_update_slice(buf, jnp.full((1, 4), t, buf.dtype), (t, 0)), t
+  return jax.lax.scan(body, x, jnp.arange(x.shape[0]))[0]
+
+
+def _numpy_loops():
+  x = np.arange(64, dtype=np.float64)
+  set_each = np.arange(64) * 2.0
+  blocks = x + np.repeat(np.arange(16), 4)
+  prefix = np.cumsum(x)
+  returned = x.copy()
+  returned[:5] = -1.0
+  rows = np.repeat(np.arange(16, dtype=np.float64)[:, None], 4, axis=1)
+  return set_each, blocks, prefix, returned, rows
+
+
+def test_loop_carries_updated_in_place_give_numpys_values():
+  x = np.arange(64, dtype=np.float32)
+  set_each, blocks, prefix, returned, rows = _numpy_loops()
+  np.testing.assert_array_equal(_run(_set_each, x), set_each)
+  np.testing.assert_array_equal(_run(_add_blocks, x), blocks)
+  np.testing.assert_array_equal(_run(_fill_blocks, x), np.repeat(np.arange(16), 4))
+  np.testing.assert_array_equal(_run(_prefix_sums, x), prefix)
+  for out in _run(_also_returned, x):
+    np.testing.assert_array_equal(out, returned)
+  np.testing.assert_array_equal(_run(_scan_writes_rows, np.zeros((16, 4), np.float32)), rows)
+  for threads in (1, 2):   # and the same bits for any thread count
+    np.testing.assert_array_equal(_run(jax.vmap(_add_blocks), np.stack([x, -x]), threads=threads),
+                                  np.stack([blocks, -x + np.repeat(np.arange(16), 4)]))
+
+
+def _copies(text, nbytes):
+  return [line for line in text.splitlines() if "memcpy" in line and f"{nbytes})" in line]
+
+
+def test_loop_bodies_do_not_copy_a_carry_they_update_in_place():
+  """The carry (16384 bytes) is copied into the loop and out of it, never in
+  the body: each iteration costs its update, not the array's size.  A body
+  that also reads the carry elsewhere keeps copying it."""
+  x = jnp.zeros(4096)
+  for f in (_set_each, _fill_blocks):
+    text = _source(f, x)
+    assert "host steps (NumPy between compiled kernels): none" in text
+    assert len(_copies(text, 16384)) == 2, f.__name__
+    assert "+ lo, " not in text   # no scatter initializing its output from the operand
+  assert "+ lo, " in _source(_prefix_sums, x)
+  assert len(_copies(_source(_add_blocks, x), 16384)) == 3

@@ -129,9 +129,13 @@ def dispatch(run, args, dtypes, gpu=None):
 
 
 def is_large(closed_jaxpr):
-  """Whether a computation is worth running asynchronously."""
+  """Whether a computation is worth running asynchronously.  One that
+  prints or stops for the debugger runs in step with its caller, whose own
+  prints then come out in program order (as JAX's on the CPU)."""
   from purejax._src import cost_analysis
   jaxpr = closed_jaxpr.jaxpr
+  if _uses(jaxpr, _DEBUGGING):
+    return False
   if _uses(jaxpr, _LOOPS):
     return True
   cost = cost_analysis.jaxpr_cost(closed_jaxpr)

@@ -250,7 +250,11 @@ def emit_scatter(step, fn):
                                      for i in range(len(kept))])
   us, ys = f"((const {ct}*){fn.ptr(step.read(updates))})", f"(({ct}*){fn.ptr(out)})"
   operand = None if step.fill is not None else fn.ptr(step.read(x))
-  init = (f"{{ const {ct} v = *{fn.ptr(step.fill)}; for (int64_t i = lo; i < hi; i++) "
+  # The output shares the operand's buffer (a loop carry updated in place):
+  # nothing to copy first.
+  in_place = (step.inputs[0], out) in fn.in_place
+  init = ("" if in_place else
+          f"{{ const {ct} v = *{fn.ptr(step.fill)}; for (int64_t i = lo; i < hi; i++) "
           f"{ys}[i] = v; }}" if operand is None else
           f"memcpy({ys} + lo, {operand} + lo, (size_t)(hi - lo) * {dtype.itemsize});")
   body = _row_starts(fn, step, indices, rank, dn.scatter_dims_to_operand_dims,
@@ -266,7 +270,7 @@ def emit_scatter(step, fn):
   rows, per_row = _prod(batch_shape), _prod(window)
   # Owning threads each walk every row; worth it only for rows of some
   # length (a scalar per row makes the ownership test the work itself).
-  pragma = _parallel_pragma(fn, size + rows * per_row, "parallel")
+  pragma = _parallel_pragma(fn, (0 if in_place else size) + rows * per_row, "parallel")
   if per_row >= _OWNED_MIN_WINDOW and pragma:
     lines = pragma + _owned_ranges(size, dtype, init, rows, body, walk, update)
   else:
@@ -296,13 +300,15 @@ def _owned_ranges(size, dtype, init, rows, body, walk, update):
 
 
 def _in_order(fn, size, init, rows, body, walk, update):
-  """The output initialized in parallel blocks, then the rows applied in
-  order on one thread."""
+  """The output initialized in parallel blocks (unless it is updated in
+  place: no ``init``), then the rows applied in order on one thread."""
+  body = body + walk.nest([f"for (int64_t j = 0; j < {walk.length}; j++) {update}"])
+  if not init:
+    return _row_loop(rows, body)
   blocks = -(-size // _FILL_BLOCK)
   lines = _parallel_pragma(fn, size, "parallel for schedule(static)")
   lines += [f"for (int64_t b = 0; b < {blocks}; b++) {{",
             f"  const int64_t lo = b * {_FILL_BLOCK}, "
             f"hi = lo + {_FILL_BLOCK} < {size} ? lo + {_FILL_BLOCK} : {size};",
             "  " + init, "}"]
-  body = body + walk.nest([f"for (int64_t j = 0; j < {walk.length}; j++) {update}"])
   return lines + _row_loop(rows, body)

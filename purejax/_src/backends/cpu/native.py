@@ -50,6 +50,23 @@ class NativeStep:
     return f"native: {self.eqn.primitive.name}{inner}"
 
 
+_ELEMENT_UPDATES = ("dynamic_update_slice",) + gather_scatter.SCATTERS
+
+
+def updates_operand(step, v, r):
+  """Whether native ``step`` computes ``r`` as its operand ``v`` with some
+  elements updated, reading ``v`` nowhere else: given one buffer for both,
+  it need not copy ``v`` (see ``in_place_results``)."""
+  eqn = step.eqn
+  return (eqn.primitive.name in _ELEMENT_UPDATES and step.fill is None
+          and step.inputs[0] is v and step.inputs.count(v) == 1 and eqn.outvars[0] is r)
+
+
+def operand_in_place(step, fn):
+  """Whether ``step``'s output shares its operand's buffer in ``fn``."""
+  return (step.inputs[0], step.eqn.outvars[0]) in fn.in_place
+
+
 def _size(aval):
   return int(np.prod(aval.shape, dtype=np.int64))
 
@@ -237,7 +254,8 @@ def _emit_dynamic_update_slice(step, fn):
   lines = [f"int64_t st[{max(1, len(dims))}];"]
   lines += [f"st[{k}] = {_clamped_start(fn, i, d - n)};"
             for k, (i, d, n) in enumerate(zip(starts, dims, sizes))]
-  lines.append(f"memcpy({fn.ptr(out)}, {fn.ptr(x)}, {_nbytes(x)});")
+  if not operand_in_place(step, fn):
+    lines.append(f"memcpy({fn.ptr(out)}, {fn.ptr(x)}, {_nbytes(x)});")
   _copy_block(lines, tuple(sizes), dims, np.dtype(x.aval.dtype).itemsize, fn.ptr(update),
               fn.ptr(out), src_is_big=False)
   fn.lines += ["{ /* dynamic_update_slice */"] + ["  " + s for s in lines] + ["}"]
@@ -336,11 +354,17 @@ def _emit_while(step, fn):
   init, outs = eqn.invars[nc + nb:], eqn.outvars
   n = len(outs)
   cond = fn.subfunction(step.plans["cond_jaxpr"])
-  body = fn.subfunction(step.plans["body_jaxpr"])
+  # Carries the body updates element by element (x.at[i].set(...)) are
+  # updated in place, as a scan's: the body does not copy them.
+  plan = step.plans["body_jaxpr"]
+  pairs = [(plan.jaxpr.invars[nb + j], plan.jaxpr.outvars[j]) for j in range(n)]
+  in_place = fn.unit.in_place_results(plan, pairs)
+  in_place_carries = {j for j, pair in enumerate(pairs) if pair in in_place}
+  body = fn.subfunction(plan, in_place)
   enter, leave = _single_blas(fn, [cond, body])
   pred_type = codegen_ops.ctype(step.plans["cond_jaxpr"].jaxpr.outvars[0].aval.dtype)
   fn.lines.append("{ /* while */")
-  cur, nxt = _carry_buffers(fn, outs, init)
+  cur, nxt = _carry_buffers(fn, outs, init, in_place_carries)
   lines = [f"void* cur[{max(1, n)}] = {{{', '.join(cur) or '0'}}};",
            f"void* nxt[{max(1, n)}] = {{{', '.join(nxt) or '0'}}};",
            f"{pred_type} pred = 0;",
@@ -353,7 +377,7 @@ def _emit_while(step, fn):
   lines += [f"  if ({cond}(cargs)) {{ {leave} goto done; }}", "  if (!pred) break;"]
   lines += [f"  bargs[{nb + j}] = cur[{j}]; bargs[{nb + n + j}] = nxt[{j}];" for j in range(n)]
   lines.append(f"  if ({body}(bargs)) {{ {leave} goto done; }}")
-  lines += ["  " + s for s in _swap(outs)] + ["}", leave]
+  lines += ["  " + s for s in _swap(outs, in_place_carries)] + ["}", leave]
   lines += [f"memcpy({fn.ptr(v)}, cur[{j}], {_nbytes(v)});" for j, v in enumerate(outs)]
   fn.lines += ["  " + s for s in lines] + ["}"]
 

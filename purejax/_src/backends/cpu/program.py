@@ -77,9 +77,11 @@ class _Unit:
   def in_place_results(self, plan, pairs):
     """Which (input, result) pairs of ``pairs`` (vars of ``plan``'s jaxpr) a
     body function can take as one buffer: the input read by one step only,
-    a kernel that writes the result and reads the input at the same
-    elements (an accumulation such as a scan's gradient sums), and neither
-    of them also returned elsewhere."""
+    which writes the result, neither of them also returned elsewhere; the
+    step a kernel reading the input at the elements it writes (an
+    accumulation such as a scan's gradient sums), or an update of some
+    elements (``dynamic_update_slice``, a scatter) of the input as its
+    operand, which then writes only those."""
     outvars = list(plan.jaxpr.outvars)
     readers = {}
     for step in plan.steps:
@@ -89,9 +91,13 @@ class _Unit:
     for v, r in pairs:
       steps = readers.get(v, [])
       if (type(r) is Literal or v in outvars or outvars.count(r) != 1
-          or r in plan.jaxpr.invars or len(steps) != 1 or type(steps[0]) is not Group):
+          or r in plan.jaxpr.invars or len(steps) != 1 or type(steps[0]) is HostStep):
         continue
-      if r in steps[0].outputs and v in self.kernel(plan, steps[0]).same_index_inputs:
+      step = steps[0]
+      if type(step) is Group:
+        if r in step.outputs and v in self.kernel(plan, step).same_index_inputs:
+          ok.append((v, r))
+      elif native.updates_operand(step, v, r):
         ok.append((v, r))
     return ok
 
@@ -172,6 +178,7 @@ class _Function:
   def __init__(self, unit, plan, steps, inputs, outputs, result_vars=(), in_place=()):
     self.unit, self.plan, self.steps = unit, plan, steps
     self.may_alias = frozenset(v for pair in in_place for v in pair)
+    self.in_place = frozenset(in_place)   # (input, result) pairs sharing a buffer
     self.ext = {}
     for v in list(inputs) + list(outputs):
       self.ext.setdefault(v, len(self.ext))
