@@ -711,3 +711,22 @@ def test_oracle_batched_dynamic_indexing():
     got = jax.vmap(make(jax))(x, idx)
     want = real.vmap(make(real))(x, idx)
     np.testing.assert_array_equal(got, np.asarray(want))
+
+
+def test_dynamic_slices_with_per_example_starts_are_gathers_and_scatters():
+  """vmap of dynamic_slice / dynamic_update_slice whose starts differ per
+  example: a gather / scatter of the windows (clamped as the slice is), as
+  in JAX, not work over the whole operand; values as a loop over examples."""
+  x = np.arange(2 * 10 * 6, dtype=np.float32).reshape(2, 10, 6)
+  i, j = np.array([3, 9], np.int32), np.array([-2, 1], np.int32)
+  sl = lambda x, i, j: lax.dynamic_slice(x, (i, j), (3, 2))
+  up = lambda x, i, j: lax.dynamic_update_slice(x, jnp.full((3, 2), 7.0), (i, j))
+  for f in (sl, up):
+    got = jax.vmap(f)(x, i, j)
+    want = np.stack([np.asarray(f(x[b], i[b], j[b])) for b in range(2)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(f))(x, i, j), want)
+    text = str(jax.make_jaxpr(jax.vmap(f))(x, i, j))
+    assert ("gather[" if f is sl else "scatter[") in text and "pad[" not in text
+  one = jax.vmap(lambda i: sl(x[0], i, 2))(i)   # one operand, starts per example
+  np.testing.assert_array_equal(one, np.stack([np.asarray(sl(x[0], b, 2)) for b in i]))

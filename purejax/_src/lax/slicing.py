@@ -202,80 +202,54 @@ dynamic_slice_p.is_linear = True
 
 # -- batching the dynamic slices ------------------------------------------------
 # Shared start indices are one more dynamic slice with the batch axis taken
-# whole.  Start indices that differ per example would need a gather, which
-# purejax doesn't have: instead each example's window is moved into place by
-# a barrel shifter, log2(n) selects between the array and a copy shifted by
-# 2**k (pads with negative/positive edges), chosen per example by bit k of
-# its clamped start.  Selects and pads are exact for every value (NaN, -0.0)
-# and differentiable, and so batch and transpose again.
+# whole.  Start indices that differ per example make a gather (a scatter, for
+# an update) with one row of starts per example, clamped like the dynamic
+# slice's (CLIP), and the batch axis a batching axis of operand and indices,
+# as JAX does: the work is that of the windows, not of the whole operand.
 
 def _index_dtype(indices):
   return utils.aval(indices[0]).dtype
 
 
-def _batched_starts(indices, dims, axis_size, shape, sizes):
-  """Each axis's start index per example (shape (B,)), clamped like XLA's to
-  [0, n - s], and that upper bound."""
-  from purejax._src.lax.elementwise import clamp_p
-  dtype = _index_dtype(indices)
-  top = np.iinfo(dtype).max
-  starts = []
-  for i, d, n, s in zip(indices, dims, shape, sizes):
-    hi = min(n - s, top)
+def _stacked_starts(indices, dims, axis_size):
+  """The start indices as one (B, n) array: row b holds example b's."""
+  from purejax._src.lax.convert import convert_element_type
+  from purejax._src.lax.structural import concatenate_p, reshape_p
+  dtype = np.result_type(*[utils.aval(i).dtype for i in indices])
+  columns = []
+  for i, d in zip(indices, dims):
+    if utils.aval(i).dtype != dtype:
+      i = convert_element_type(i, dtype)
     i = batching.bdim_at_front(i, d, axis_size)
-    starts.append((clamp_p.bind(utils.scalar_of(dtype, 0), i, utils.scalar_of(dtype, hi)), hi))
-  return starts
-
-
-def _shift(x, axis, amount, left):
-  """``x`` shifted by the static ``amount`` along ``axis`` (left: towards
-  index 0), zeros entering at the other end."""
-  ndim = utils.aval(x).ndim
-  config = [(0, 0, 0)] * ndim
-  config[axis] = (-amount, amount, 0) if left else (amount, -amount, 0)
-  zero = np.zeros((), utils.aval(x).dtype)
-  return pad_p.bind(x, zero, padding_config=tuple(config))
-
-
-def _per_example(which, like):
-  """A (B,) bool broadcast along the axes of ``like`` (batched at 0)."""
-  from purejax._src.lax.structural import broadcast_in_dim_p
-  return broadcast_in_dim_p.bind(which, shape=utils.aval(like).shape,
-                                 broadcast_dimensions=(0,), sharding=None)
-
-
-def _barrel_shift(arrays, axis, start, max_shift, left):
-  """Shifts each of ``arrays`` (batched at 0) by its example's ``start``."""
-  from purejax._src.lax.elementwise import and_p, ne_p, select_n_p
-  dtype = utils.aval(start).dtype
-  k = 1
-  while k <= max_shift:
-    bit = ne_p.bind(and_p.bind(start, utils.scalar_of(dtype, k)), utils.scalar_of(dtype, 0))
-    arrays = [select_n_p.bind(_per_example(bit, x), x, _shift(x, axis, k, left))
-              for x in arrays]
-    k *= 2
-  return arrays
+    columns.append(reshape_p.bind(i, new_sizes=(axis_size, 1), dimensions=None, sharding=None))
+  return concatenate_p.bind(*columns, dimension=1)
 
 
 def _dynamic_slice_batch(axis_size, vals, dims, *, slice_sizes):
+  from purejax._src.lax import gather as gather_lib
   operand, *indices = vals
   od, *ids = dims
-  x = batching.bdim_at_front(operand, od, axis_size)
   if all(d is not_mapped for d in ids):
+    x = batching.bdim_at_front(operand, od, axis_size)
     zero = utils.scalar_of(_index_dtype(indices), 0)
     return dynamic_slice_p.bind(x, zero, *indices,
                                 slice_sizes=(axis_size,) + tuple(slice_sizes)), 0
-  shape = utils.aval(operand).shape
-  shape = shape[:od] + shape[od + 1:] if od is not not_mapped else shape
-  starts = _batched_starts(indices, ids, axis_size, shape, slice_sizes)
-  for axis, ((start, max_shift), size) in enumerate(zip(starts, slice_sizes)):
-    x, = _barrel_shift([x], axis + 1, start, max_shift, left=True)
-    if size != shape[axis]:
-      x_shape = utils.aval(x).shape
-      limits = x_shape[:axis + 1] + (size,) + x_shape[axis + 2:]
-      x = slice_p.bind(x, start_indices=(0,) * len(x_shape), limit_indices=limits,
-                       strides=None)
-  return utils.with_weak_type(x, utils.aval(operand).weak_type), 0
+  starts = _stacked_starts(indices, ids, axis_size)
+  n = len(slice_sizes)
+  window = tuple(range(1, n + 1))
+  clip = gather_lib.GatherScatterMode.CLIP
+  if od is not_mapped:   # one operand, windows at each example's starts
+    dnums = gather_lib.GatherDimensionNumbers(
+        offset_dims=window, collapsed_slice_dims=(), start_index_map=tuple(range(n)))
+    out = gather_lib.gather(operand, starts, dnums, slice_sizes, mode=clip)
+  else:                  # each example's window of its own operand
+    x = batching.bdim_at_front(operand, od, axis_size)
+    dnums = gather_lib.GatherDimensionNumbers(
+        offset_dims=window, collapsed_slice_dims=(), start_index_map=window,
+        operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    out = gather_lib.gather(x, starts, dnums, (1,) + tuple(slice_sizes), mode=clip,
+                            indices_are_sorted=True, unique_indices=True)
+  return utils.with_weak_type(out, utils.aval(operand).weak_type), 0
 
 
 dynamic_slice_p.batch = _dynamic_slice_batch
@@ -335,8 +309,7 @@ dynamic_update_slice_p.is_linear = True
 
 
 def _dynamic_update_slice_batch(axis_size, vals, dims):
-  from purejax._src.lax.elementwise import select_n_p
-  from purejax._src.lax.structural import broadcast_in_dim_p
+  from purejax._src.lax import scatter as scatter_lib
   operand, update, *indices = vals
   od, ud, *ids = dims
   x = batching.bdim_at_front(operand, od, axis_size)
@@ -344,23 +317,15 @@ def _dynamic_update_slice_batch(axis_size, vals, dims):
   if all(d is not_mapped for d in ids):
     zero = utils.scalar_of(_index_dtype(indices), 0)
     return dynamic_update_slice_p.bind(x, u, zero, *indices), 0
-  # Pad the update (and a mask of where it goes) to the operand's shape, shift
-  # both into place, and select.
-  shape = utils.aval(x).shape[1:]
-  u_shape = utils.aval(u).shape[1:]
-  starts = _batched_starts(indices, ids, axis_size, shape, u_shape)
-  mask = broadcast_in_dim_p.bind(np.array(True), shape=utils.aval(u).shape,
-                                 broadcast_dimensions=(), sharding=None)
-  placed = [u, mask]
-  for axis, ((start, max_shift), n, s) in enumerate(zip(starts, shape, u_shape)):
-    config = [(0, 0, 0)] * (len(shape) + 1)
-    config[axis + 1] = (0, n - s, 0)
-    placed = [pad_p.bind(p, np.zeros((), utils.aval(p).dtype), padding_config=tuple(config))
-              for p in placed]
-    placed = _barrel_shift(placed, axis + 1, start, max_shift, left=False)
-  u, mask = placed
+  window = tuple(range(1, utils.aval(x).ndim))
+  dnums = scatter_lib.ScatterDimensionNumbers(
+      update_window_dims=window, inserted_window_dims=(), scatter_dims_to_operand_dims=window,
+      operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+  out = scatter_lib.scatter(x, _stacked_starts(indices, ids, axis_size), u, dnums,
+                            indices_are_sorted=True, unique_indices=True,
+                            mode=scatter_lib.GatherScatterMode.CLIP)
   weak = all(utils.aval(v).weak_type for v in vals)
-  return utils.with_weak_type(select_n_p.bind(mask, x, u), weak), 0
+  return utils.with_weak_type(out, weak), 0
 
 
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
