@@ -74,6 +74,8 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     ``log(exp2(x))`` as ``x * log(2)``), ``pow(exp(a), b)`` is
     ``exp(a * b)`` (finite where exp overflows, NaN for ``pow(nan, 0)``;
     ``exp2(x)`` is ``exp(x * log(2))``: seed 162's big program 8),
+    ``exp(a) / exp(b)`` is ``exp(a - b)`` (1, not NaN, for ``exp2(x) /
+    exp2(x)`` where exp2 overflows: seed 175's edges program 14),
     ``convert(bool) * x`` is a select (0, not NaN, for False * inf).
 (g) With x64, uint64 indices of 2**63 and more clamp to 0 in jnp.take's
     clip mode where XLA folds the gather, its operand and indices known at
@@ -288,6 +290,13 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
       fired.add("pow(exp(a), b) is exp(a * b)")
       a = _log_source(prods[0], out.dtype)[0]
       return np.exp((a * np.asarray(vals[1])).astype(out.dtype)).astype(out.dtype)
+    if (name == "div" and kind == "f" and all(p and p[0] in ("exp", "exp2") for p in prods)
+        and all(np.shape(v) == tuple(out.shape) for v in vals)):
+      # exp(a) / exp(b) is exp(a - b): 1, not NaN, for exp2(x) / exp2(x)
+      # where exp2 overflows (seed 175's edges program 14)
+      fired.add("exp(a) / exp(b) is exp(a - b)")
+      a, b = (_log_source(p, out.dtype)[0] for p in prods)
+      return np.exp((a - b).astype(out.dtype)).astype(out.dtype)
     if name == "log" and kind == "f" and prods[0] and prods[0][0] == "pow":
       a, b = (np.asarray(v) for v in prods[0][2][:2])
       fired.add("log(pow(a, b)) is b * log(|a|)")

@@ -120,6 +120,8 @@ def _merged_starts(x, starts, window, outer_starts, sizes):
       a, b = np.asarray(a), np.asarray(b)
       bound = np.asarray(n - s).astype(a.dtype)
       first = np.minimum(np.maximum(a, np.zeros((), a.dtype)), bound)
+      if w == n:   # a window of the whole axis: its start is dropped first (seed 175's
+        first = np.zeros((), a.dtype)   # index program 8: inner start 4 of 5, window 5)
       # An outer slice as wide as the window starts at 0 there: XLA drops
       # its start (seed 96's index program 10).
       starts_merged.append(first if w in (1, s) else first.astype(b.dtype) + b)

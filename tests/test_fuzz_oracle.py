@@ -242,6 +242,16 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
     (["v = jnp.take(lax.dynamic_slice(x, (i,), (7,)), j, axis=0, mode='fill')"],
      {"x": np.arange(8, dtype=np.float32) * 10, "i": np.int32(-6), "j": np.int32(1)}, False,
      "nested dynamic_slice merged"),
+    # ... and drops the start of an inner slice as wide as its axis (seed 175's
+    # index program 8: the inner start 4 of an axis of 5 ignored)
+    (["u = lax.dynamic_slice(x, (-1, 1, i[0]), (5, 1, 4))",
+      "v = lax.dynamic_slice(u, (-4, -4, i[1]), (1, 1, 1))"],
+     {"x": np.arange(5 * 13, dtype=np.float32).reshape(5, 1, 13),
+      "i": np.array([4, -8], np.int32)}, False, "nested dynamic_slice merged"),
+    # XLA takes exp(a) / exp(b) as exp(a - b): exp2(x) / exp2(x) is 1 where
+    # exp2 overflows (seed 175's edges program 14)
+    (["v = jnp.exp2(x) / jnp.exp2(x)"], {"x": np.array([200.0, 1.5, -3.0], np.float32)}, False,
+     "exp(a) / exp(b) is exp(a - b)"),
     # ... also through a broadcast or reshape, which XLA moves the abs, sqrt or
     # comparison past (seed 168's integer program 5)
     (["v = jnp.abs(jnp.expand_dims(lax.mul(x, x), 0))"], {"x": np.array([50, 12, -3], np.int8)},
