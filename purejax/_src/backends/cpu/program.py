@@ -81,7 +81,8 @@ class _Unit:
     step a kernel reading the input at the elements it writes (an
     accumulation such as a scan's gradient sums), or an update of some
     elements (``dynamic_update_slice``, a scatter) of the input as its
-    operand, which then writes only those."""
+    operand, which then writes only those, after any other step reading the
+    input."""
     outvars = list(plan.jaxpr.outvars)
     readers = {}
     for step in plan.steps:
@@ -89,15 +90,19 @@ class _Unit:
         readers.setdefault(v, []).append(step)
     ok = []
     for v, r in pairs:
-      steps = readers.get(v, [])
+      steps = readers.get(v, [])   # in execution order
       if (type(r) is Literal or v in outvars or outvars.count(r) != 1
-          or r in plan.jaxpr.invars or len(steps) != 1 or type(steps[0]) is HostStep):
+          or r in plan.jaxpr.invars or not steps
+          or any(type(step) is HostStep for step in steps)):
         continue
-      step = steps[0]
-      if type(step) is Group:
-        if r in step.outputs and v in self.kernel(plan, step).same_index_inputs:
+      last = steps[-1]
+      if type(last) is Group:
+        if (len(steps) == 1 and r in last.outputs
+            and v in self.kernel(plan, last).same_index_inputs):
           ok.append((v, r))
-      elif native.updates_operand(step, v, r):
+      # An update may also follow other reads of its operand (x[i - 1] in
+      # x.at[i].add(x[i - 1])): they are done when it writes.
+      elif native.updates_operand(last, v, r):
         ok.append((v, r))
     return ok
 
