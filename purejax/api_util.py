@@ -76,8 +76,9 @@ def debug_info(traced_for, fun, args, kwargs, *, static_argnums=(), static_argna
 
 
 def shaped_abstractify(x):
-  """The abstract value (a ShapedArray) of an array-like argument."""
-  return core.get_aval(x)
+  """The abstract value (a ShapedArray) of an array-like argument, an
+  abstract value, or anything with a shape and a dtype."""
+  return core.shaped_abstractify(x)
 
 
 def safe_map(f, *args):

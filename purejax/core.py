@@ -7,8 +7,9 @@ Deprecated in JAX 0.10 (a ``DeprecationWarning`` on access, as in JAX):
 DropVar, InconclusiveDimensionOperation, JaxprTypeError, check_jaxpr,
 pytype_aval_mappings (the registry of types whose values are arrays:
 type -> aval function, consulted for types purejax does not know), and
-(the objects of ``purejax.extend.core``) concrete_or_error, jaxprs_in_params,
-new_jaxpr_eqn, no_effects, primal_dtype_to_tangent_dtype, valid_jaxtype.
+(the objects of ``purejax.extend.core``) concrete_or_error, find_top_trace,
+jaxprs_in_params, new_jaxpr_eqn, no_effects, primal_dtype_to_tangent_dtype,
+valid_jaxtype.
 
 Removed in JAX 0.10 (``AttributeError`` with JAX's message): get_aval,
 mapped_aval, unmapped_aval, set_current_trace, take_current_trace,
@@ -16,7 +17,7 @@ traverse_jaxpr_params, TraceTag, call_impl, subjaxprs, AbstractToken.
 
 Skipped (in ``jax.core`` as deprecated aliases, but purejax has no
 equivalent that behaves the same): CallPrimitive, DebugInfo, Effect, Effects,
-find_top_trace, gensym, get_opaque_trace_state,
+gensym, get_opaque_trace_state,
 nonempty_axis_env_DO_NOT_USE, the unsafe_*_DO_NOT_USE helpers, JaxprPpContext, JaxprPpSettings, OutputType, abstract_token,
 aval_mapping_handlers, call, concretization_function_error,
 custom_typechecks, is_concrete, is_constant_dim, is_constant_shape,
@@ -75,8 +76,8 @@ _DEPRECATED = {
     "pytype_aval_mappings": ("jax.core.pytype_aval_mappings is deprecated.",
                              _src_core.pytype_aval_mappings),
 }
-for _name in ("concrete_or_error", "jaxprs_in_params", "new_jaxpr_eqn", "no_effects",
-              "primal_dtype_to_tangent_dtype", "valid_jaxtype"):
+for _name in ("concrete_or_error", "find_top_trace", "jaxprs_in_params", "new_jaxpr_eqn",
+              "no_effects", "primal_dtype_to_tangent_dtype", "valid_jaxtype"):
   _DEPRECATED[_name] = (f"jax.core.{_name} is deprecated. Use jax.extend.core.{_name}.",
                         None)   # looked up in purejax.extend.core on access
 del _name

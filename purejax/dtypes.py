@@ -1,7 +1,8 @@
 """Public dtype utilities, mirroring ``jax.dtypes``."""
+from ml_dtypes import bfloat16 as bfloat16   # the scalar type, as JAX's (not a dtype)
+
 from purejax._src.dtypes import (
     TypePromotionError as TypePromotionError,
-    bfloat16 as bfloat16,
     canonicalize_dtype as canonicalize_dtype,
     extended as extended,
     finfo as finfo,

@@ -60,6 +60,19 @@ def run_test_suite(package, tmp_path, deselect=(), timeout=2700):
   return summary_counts(done.stdout), done.stdout + done.stderr
 
 
+def run_checkout_suite(checkout, args=(), timeout=2700):
+  """Runs a library's own test suite from a source checkout (for libraries
+  whose tests are not in their wheel) with pytest on purejax, in the
+  checkout, so its pytest configuration applies: (pytest's counts, its
+  output).  The library itself is the installed one."""
+  env = {k: v for k, v in _env().items() if not k.startswith(("PYTEST_", "CI"))}
+  done = subprocess.run(
+      [sys.executable, "-m", "purejax", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+       "--tb=no", *args],
+      cwd=str(checkout), env=env, capture_output=True, text=True, timeout=timeout)
+  return summary_counts(done.stdout), done.stdout + done.stderr
+
+
 def run_on_both(source, tmp_path):
   """``source`` run on purejax, then on JAX where it is installed: (purejax's
   JSON, JAX's or None); each program reports ``jax.__name__`` as "jax"."""

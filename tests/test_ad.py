@@ -10,6 +10,8 @@ from purejax import lax
 from purejax._src.interpreters import ad
 from purejax._src.dtypes import float0
 
+from conftest import oracle
+
 
 def f_sin_x(x):
   return jnp.sin(x) * x
@@ -309,3 +311,75 @@ def test_fwd_and_bwd_reuses_one_compiled_backward():
     jax.fwd_and_bwd(3, 0)
   with pytest.raises(ValueError, match="but got value 5 for len"):
     jax.fwd_and_bwd(f, argnums=5)[0](x, w)
+
+
+def _tracer_kinds(jax):
+  """Which values inside and out of jvp are tracers, and of what type."""
+  seen = {}
+
+  def f(x, n):
+    seen["int_input"] = isinstance(n, jax.core.Tracer)
+    seen["independent"] = isinstance(x * 0 + jax.lax.stop_gradient(x), jax.core.Tracer)
+    seen["dependent"] = isinstance(x * 2, jax.core.Tracer)
+    return x + 1, n * 2
+
+  (_, n_out), (t, _) = jax.jvp(f, (1.0, 3), (1.0, np.zeros((), jax.dtypes.float0)))
+  seen["tangent"] = type(t).__name__
+  seen["int_out"] = type(n_out).__name__
+  seen["identity_tangent"] = type(jax.jvp(lambda x: x, (1.0,), (1.0,))[1]).__name__
+  return seen
+
+
+def test_jvp_values_without_tangents_are_not_tracers():
+  """As JAX: a value whose tangent is a symbolic zero (an integer input, a
+  stop_gradient) is no JVP tracer, and a Python-scalar tangent passed
+  through an operation comes out an Array (through no operation: as it is)."""
+  got = _tracer_kinds(jax)
+  assert got["int_input"] is False and got["dependent"] is True
+  assert got["tangent"] == "ArrayImpl" and got["identity_tangent"] == "float"
+  jax_ = oracle()
+  assert got == _tracer_kinds(jax_)
+
+
+def test_linear_transpose_takes_shapes_and_dtypes():
+  """Only the primals' shapes and dtypes are read: a ShapeDtypeStruct (or a
+  ShapedArray) stands for an array, as in JAX."""
+  f = lambda x: x * 3.0
+  for primal in (jax.ShapeDtypeStruct((2,), jnp.float32),
+                 jax.core.ShapedArray((2,), np.dtype(np.float32))):
+    (ct,) = jax.linear_transpose(f, primal)(jnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(ct, [3.0, 6.0])
+    assert ct.dtype == np.float32
+
+
+def _float0_values(jax):
+  grad = jax.grad(lambda a, b: b * 2.0, argnums=(0, 1), allow_int=True)
+  z = np.zeros((2,), jax.dtypes.float0)
+  out = {
+      "jit_grad": jax.jit(grad)(1, 2.0)[0],
+      "jit_identity": jax.jit(lambda x: x)(z),
+      "vmap_grad": jax.vmap(lambda a: grad(a, 2.0)[0])(np.arange(2)),
+  }
+  kinds = {k: (isinstance(v, np.ndarray), isinstance(v, jax.Array), v.dtype == jax.dtypes.float0,
+               np.shape(v)) for k, v in out.items()}
+  kinds["eq"] = bool((out["jit_grad"] == out["jit_grad"]).all())
+  try:
+    jax.lax.eq(z, z)
+  except TypeError as e:
+    kinds["lax_eq"] = str(e)
+  try:
+    jax.lax.neg(z)
+  except TypeError as e:
+    kinds["lax_neg"] = str(e)
+  return kinds
+
+
+def test_float0_results_are_numpy_arrays():
+  """A float0 value (the gradient of an integer) is a NumPy array, from jit
+  and vmap too, so comparing two works; lax refuses float0 with JAX's words."""
+  got = _float0_values(jax)
+  assert got["jit_grad"] == (True, False, True, ())
+  assert got["eq"] is True
+  assert got["lax_eq"].startswith("Called eq with a float0 at position 0. float0s do not")
+  assert got["lax_neg"].startswith("Called neg with a float0 array.")
+  assert got == _float0_values(oracle())

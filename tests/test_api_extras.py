@@ -266,6 +266,22 @@ def test_modules():
   assert isinstance(traced.lower().compile(), jax.stages.Compiled)
 
 
+def test_compile_refuses_what_is_no_xla_option():
+  """``Lowered.compile(compiler_options=...)``: XLA's options are accepted
+  (and mean nothing to purejax's compilers); another name raises XLA's
+  error, as in JAX."""
+  lowered = jax.jit(lambda x: 2 * x).lower(3.0)
+  assert float(lowered.compile(compiler_options={"xla_gpu_autotune_level": "0"})(3.0)) == 6.0
+  assert float(lowered.compile(compiler_options={"optimization_level": 1})(2.0)) == 4.0
+  with pytest.raises(jax.errors.JaxRuntimeError,
+                     match="INVALID_ARGUMENT: No such compile option: 'not an option'"):
+    lowered.compile(compiler_options={"not an option": "x"})
+  real = pytest.importorskip("jax")
+  with pytest.raises(real.errors.JaxRuntimeError,
+                     match="INVALID_ARGUMENT: No such compile option: 'not an option'"):
+    real.jit(lambda x: 2 * x).lower(3.0).compile(compiler_options={"not an option": "x"})
+
+
 def test_dlpack():
   x = jax.dlpack.from_dlpack(np.arange(3.))
   assert isinstance(x, jax.Array) and x.dtype == jnp.float32

@@ -730,3 +730,37 @@ def test_dynamic_slices_with_per_example_starts_are_gathers_and_scatters():
     assert ("gather[" if f is sl else "scatter[") in text and "pad[" not in text
   one = jax.vmap(lambda i: sl(x[0], i, 2))(i)   # one operand, starts per example
   np.testing.assert_array_equal(one, np.stack([np.asarray(sl(x[0], b, 2)) for b in i]))
+
+
+class _OddName:
+  """A callable whose ``__name__`` is no string (as a pytree node's field
+  can be: equinox modules under scan)."""
+  __name__ = property(lambda self: 42)
+
+  def __call__(self, x):
+    return x * 2.0
+
+
+class _Nameless:
+  def __call__(self, x):
+    return x * 2.0
+
+
+def _wrapped_names(jax):
+  x = jax.numpy.arange(3.0)
+  odd = _OddName()
+  values = [jax.vmap(odd)(x), jax.grad(lambda v: odd(v).sum())(x), jax.jit(jax.vmap(odd))(x),
+            jax.vmap(jax.grad(lambda v: odd(v)))(x)]
+  names = [jax.vmap(_Nameless()).__name__, jax.jit(_Nameless()).__name__,
+           jax.grad(_Nameless()).__name__]
+  return [np.asarray(v).tolist() for v in values], names
+
+
+def test_transformations_wrap_any_callable():
+  """vmap and grad wrap a callable whatever its ``__name__`` is, as JAX's
+  do; one with no name is named as in JAX."""
+  values, names = _wrapped_names(jax)
+  assert values[0] == values[2] == [0.0, 2.0, 4.0] and values[1] == values[3] == [2.0] * 3
+  assert names == ["<unnamed function>"] * 3
+  real = pytest.importorskip("jax")
+  assert _wrapped_names(real) == (values, names)

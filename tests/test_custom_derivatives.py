@@ -765,3 +765,41 @@ def test_custom_derivatives_module_names_and_tangent_avals():
   assert callable(cd.closure_convert) and callable(cd.custom_gradient)
   assert str(jax.typeof(jnp.ones(2, jnp.int32)).to_tangent_aval()) == "float0[2]"
   assert str(jax.typeof(1.0).to_tangent_aval()) == "~float32[]"
+
+
+def _bwd_cotangent_kinds(jax):
+  """What a symbolic_zeros bwd receives for outputs no cotangent reaches:
+  inputs a, b of the identity, then b only through stop_gradient and a not
+  at all."""
+  seen = []
+
+  @jax.custom_vjp
+  def rec(x):
+    return x
+
+  def fwd(x):
+    return jax.tree.map(lambda p: p.value, x), None
+
+  def bwd(_, g):
+    seen.append([type(t).__name__ for t in g])
+    return (g,)
+  rec.defvjp(fwd, bwd, symbolic_zeros=True)
+
+  def f(xs):
+    a, b, c, d = rec(xs)
+    return c, d, jax.lax.stop_gradient(b), d
+  _, vjp = jax.vjp(f, (1.0, 2.0, jax.numpy.array(3.0), jax.numpy.array(4.0)))
+  vjp((1.0, 0.0, 1.0, 1.0))
+  jax.grad(lambda xs: f(xs)[0])((1.0, 2.0, jax.numpy.array(3.0), jax.numpy.array(4.0)))
+  return seen
+
+
+def test_symbolic_zeros_bwd_sees_symbolic_zero_cotangents():
+  """A custom_vjp with symbolic_zeros=True gets SymbolicZero (not an array
+  of zeros) for the outputs no cotangent flows to, as in JAX (equinox's
+  checkpointed while loop finds its fixed point of zero cotangents so)."""
+  got = _bwd_cotangent_kinds(jax)
+  assert got[0][:2] == ["SymbolicZero", "SymbolicZero"]
+  assert got[1] == ["SymbolicZero", "SymbolicZero", "ArrayImpl", "SymbolicZero"]
+  real = pytest.importorskip("jax")
+  assert _bwd_cotangent_kinds(real) == got

@@ -331,7 +331,7 @@ def test_gpu_calls_seen_before_skip_the_trace_cache(one_fake_gpu, monkeypatch):
   traced_calls = []
   real = purejax._src.api.PjitFunction._get_traced
   monkeypatch.setattr(purejax._src.api.PjitFunction, "_get_traced",
-                      lambda self, *a: traced_calls.append(1) or real(self, *a))
+                      lambda self, *a, **k: traced_calls.append(1) or real(self, *a, **k))
   second = f(a, b)
   assert traced_calls == []
   for x, y in zip(first, second):

@@ -110,6 +110,17 @@ def test_dtype_objects_are_numpy_dtypes():
   assert public_dtypes.float0 == dtypes.float0
 
 
+def test_public_bfloat16_is_the_scalar_type():
+  """``jax.dtypes.bfloat16`` is ml_dtypes' scalar type, as in JAX: callable,
+  and usable with isinstance (equinox's serialisation does both)."""
+  assert public_dtypes.bfloat16 is ml_dtypes.bfloat16
+  x = public_dtypes.bfloat16(1.5)
+  assert isinstance(x, public_dtypes.bfloat16) and float(x) == 1.5
+  assert np.dtype(public_dtypes.bfloat16) == dtypes.bfloat16
+  jax = pytest.importorskip("jax")
+  assert jax.dtypes.bfloat16 is public_dtypes.bfloat16
+
+
 @pytest.mark.parametrize("name", ["int64", "uint64", "float64", "complex128"])
 def test_canonicalize_64bit(name, x64):
   narrow = {"int64": "int32", "uint64": "uint32", "float64": "float32",

@@ -544,3 +544,131 @@ def test_take_current_trace():
   import jax.extend.core as jcore
   with jcore.take_current_trace() as t, pcore.take_current_trace() as u:
     assert type(t).__name__ == type(u).__name__ == "EvalTrace"
+
+
+# ---------------------------------------------------------------------------
+# What libraries' own interpreters and transformations use (equinox)
+
+def _rebind_eval_jaxpr(jaxpr, consts, *args, inline_jvp_calls=False):
+  """JAX's own pattern for a jaxpr interpreter: each equation re-bound with
+  ``prim.bind(*args, **prim.get_bind_params(eqn.params))``; optionally a
+  custom_jvp call inlined by calling its function (``subfuns[0]``)."""
+  env = dict(zip(jaxpr.constvars, consts))
+  env.update(zip(jaxpr.invars, args))
+  read = lambda v: v.val if type(v).__name__ == "Literal" else env[v]
+  for eqn in jaxpr.eqns:
+    params = eqn.primitive.get_bind_params(eqn.params)
+    invals = [read(v) for v in eqn.invars]
+    if inline_jvp_calls and eqn.primitive.name == "custom_jvp_call":
+      outs = params["subfuns"][0].call_wrapped(*invals)
+    else:
+      outs = eqn.primitive.bind(*invals, **params)
+    env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+  return [read(v) for v in jaxpr.outvars]
+
+
+def _custom_calls(api, inline):
+  jax, jnp = api.jax, api.jnp
+
+  @jax.custom_jvp
+  def f(x):
+    return jnp.sin(x)
+  f.defjvp(lambda p, t: (f(p[0]), 3.0 * t[0]))   # a rule unlike sin's derivative
+
+  @jax.custom_vjp
+  def g(x):
+    return x * x
+  g.defvjp(lambda x: (x * x, x), lambda x, ct: (5.0 * ct,))
+
+  def h(x):
+    return (f(x) + jax.jit(g)(x)) * 2.0
+
+  closed = jax.make_jaxpr(h)(1.0)
+  run = lambda x: _rebind_eval_jaxpr(closed.jaxpr, closed.consts, x,
+                                     inline_jvp_calls=inline)[0]
+  eqn = next(e for e in closed.jaxpr.eqns if e.primitive.name == "custom_jvp_call")
+  params = eqn.primitive.get_bind_params(eqn.params)
+  jvp = params["subfuns"][1].call_wrapped(np.float32(0.5), np.float32(2.0))
+  return {
+      "value": float(run(0.5)),
+      "grad": float(jax.grad(run)(0.5)),
+      "jit_value": float(jax.jit(run)(0.5)),
+      "inlined_jaxpr": str(jax.make_jaxpr(run)(0.5)).count("custom_jvp_call"),
+      "bind_params": sorted(params),
+      "jvp_subfun": [float(v) for v in jvp],
+      "effects": (eqn.effects == set(), closed.jaxpr.effects == set()),
+  }
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_get_bind_params_rebinds_custom_derivative_calls(inline):
+  """Custom derivative calls re-bound from ``get_bind_params`` keep their
+  rules (grad: 2 * (3 + 5)); inlined, custom_jvp's function replaces the
+  call and is differentiated instead (2 * (cos 0.5 + 5))."""
+  got = _custom_calls(PUREJAX, inline)
+  assert got["value"] == pytest.approx(2 * (np.sin(0.5) + 0.25), rel=1e-6)
+  assert got["grad"] == pytest.approx(2 * ((np.cos(0.5) if inline else 3.0) + 5.0), rel=1e-6)
+  assert got["inlined_jaxpr"] == (0 if inline else 1)
+  assert got["bind_params"] == ["subfuns", "symbolic_zeros"]
+  assert got["jvp_subfun"] == pytest.approx([np.sin(0.5), 6.0], rel=1e-6)
+  assert got["effects"] == (True, True)
+  want = _custom_calls(_jax_api(), inline)
+  assert got.keys() == want.keys()
+  for k in got:
+    assert got[k] == (pytest.approx(want[k], rel=1e-6) if "value" in k or k == "grad"
+                      or k == "jvp_subfun" else want[k]), k
+
+
+def test_custom_call_subfuns_come_only_from_get_bind_params():
+  def fun(*args):
+    return list(args)
+  with pytest.raises(NotImplementedError, match="custom_jvp_call.bind with subfuns other"):
+    purejax.custom_derivatives.custom_jvp_call_p.bind(
+        1.0, subfuns=(plu.wrap_init(fun), plu.wrap_init(fun)), symbolic_zeros=False)
+
+
+def _trace_identity(api):
+  jax, ecore = api.jax, api.ecore
+  seen = {}
+
+  def f(x):
+    top = ecore.find_top_trace([x])
+    seen["trace"] = type(top).__name__
+    seen["own"] = x._trace.main is top.main and top.main is not None
+    seen["inner_other"] = jax.jvp(lambda y: y._trace.main is top.main, (x,), (x,))[0]
+    return x * 2
+
+  jax.jvp(f, (1.0,), (1.0,))
+  seen["eval_main"] = ecore.find_top_trace(()).main
+  return seen
+
+
+def test_find_top_trace_and_trace_main():
+  """``find_top_trace`` is the current trace; ``trace.main`` (JAX's old
+  name for its tag) tells one transformation's tracers from another's."""
+  got = _trace_identity(PUREJAX)
+  assert got == {"trace": "JVPTrace", "own": True, "inner_other": False, "eval_main": None}
+  import purejax.core
+  with pytest.warns(DeprecationWarning, match="jax.core.find_top_trace is deprecated"):
+    assert purejax.core.find_top_trace is pcore.find_top_trace
+  assert _trace_identity(_jax_api()) == got
+
+
+def _impl_traced(api):
+  jax, jnp, ecore = api.jax, api.jnp, api.ecore
+  p = ecore.Primitive("double_sin_impl_test")
+  p.def_impl(lambda x: jnp.sin(x) * 2)
+  p.def_abstract_eval(lambda x: x)
+  closed = jax.make_jaxpr(lambda x: p.impl(x))(1.0)
+  return ([e.primitive.name for e in closed.jaxpr.eqns], float(jax.jit(p.impl)(0.5)),
+          float(p.impl(0.5)), float(p.bind(0.5)))
+
+
+def test_user_primitive_impl_traces_like_jax():
+  """``prim.impl`` of a user primitive is the user's function: called on
+  tracers it traces into their transformation (equinox's finalisation)."""
+  got = _impl_traced(PUREJAX)
+  assert got[0] == ["sin", "mul"]
+  assert got[1:] == pytest.approx([2 * np.sin(0.5)] * 3, rel=1e-6)
+  want = _impl_traced(_jax_api())
+  assert want[0] == got[0] and want[1:] == pytest.approx(got[1:], rel=1e-6)

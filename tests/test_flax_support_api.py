@@ -1,8 +1,13 @@
 """The small public pieces flax takes from JAX: ``interpreters.partial_eval``
 (``PartialVal``, ``trace_to_jaxpr_nounits``), ``extend.core``'s
-``get_opaque_trace_state``, ``extend.source_info_util.register_exclusion``
-and ``experimental.layout.Format``."""
+``get_opaque_trace_state``, ``extend.source_info_util.register_exclusion``,
+``experimental.layout.Format``, ``jax.api_util`` as an attribute, and
+``eval_shape`` of ``ShapedArray`` arguments (``nn.ConvLocal``)."""
 import os
+import subprocess
+import sys
+
+import pytest
 
 import numpy as np
 
@@ -28,6 +33,36 @@ def test_known_outputs_are_computed_unknown_ones_typed():
   _, outs, _ = pe.trace_to_jaxpr_nounits(f, [pe.PartialVal.unknown(aval),
                                              pe.PartialVal.known(b)], instantiate=True)
   assert not any(o.is_known() for o in outs)
+
+
+def test_known_outputs_beside_a_key_typed_unknown_input():
+  # nn.scan splitting a dropout rng: the scanned inputs include typed keys
+  f = lu.wrap_init(lambda keys, b: [jax.random.bits(keys[0]), b * 2.0], debug_info=None)
+  keys = jax.random.split(jax.random.key(0), 3)
+  _, outs, _ = pe.trace_to_jaxpr_nounits(f, [pe.PartialVal.unknown(jax.typeof(keys)),
+                                             pe.PartialVal.known(np.float32(3.0))])
+  assert [o.is_known() for o in outs] == [False, True]
+  assert float(outs[1].get_known()) == 6.0
+
+
+def test_api_util_is_an_attribute_of_a_fresh_import():
+  done = subprocess.run([sys.executable, "-c", "import purejax; print(purejax.api_util.debug_info)"],
+                        capture_output=True, text=True)
+  assert done.returncode == 0, done.stderr
+
+
+def test_tracing_takes_abstract_arguments_a_call_refuses_them():
+  class Like:   # anything with a shape and a dtype
+    shape, dtype = (2,), np.dtype(np.float64)
+  f = lambda a: a * 2
+  aval = jax.core.ShapedArray((2, 3), np.float32, weak_type=True)
+  assert jax.eval_shape(f, aval) == jax.ShapeDtypeStruct((2, 3), np.float32, weak_type=True)
+  assert jax.eval_shape(f, Like()) == jax.ShapeDtypeStruct((2,), np.float32)
+  assert jax.jit(f).trace(aval).out_info.shape == (2, 3)
+  assert jax.make_jaxpr(f)(Like()).in_avals[0].shape == (2,)
+  for arg in (aval, Like(), jax.ShapeDtypeStruct((2,), np.int32)):
+    with pytest.raises(TypeError, match=r"Argument 'a' of shape .* is not a valid JAX type"):
+      jax.jit(f)(arg)
 
 
 def test_opaque_trace_state_tells_traces_apart():

@@ -55,6 +55,19 @@ def test_sharded_outputs(four):
   assert (out + 1).shape == (4, 2)    # usable like any Array
 
 
+def test_lower_and_compile(four):
+  """``pmap(f).lower(*args)``, as in JAX: the Lowered stage of the jitted
+  shard_map, whose compiled form takes the same arguments."""
+  f = jax.pmap(lambda x, y: 2 * x + y, in_axes=(0, None))
+  x = jnp.arange(4.0).reshape(4, 1)
+  lowered = f.lower(x, 1.0)
+  assert isinstance(lowered, jax.stages.Lowered)
+  assert "shard_map" in lowered.as_text()
+  compiled = lowered.compile()
+  np.testing.assert_allclose(compiled(x, 1.0), f(x, 1.0))
+  np.testing.assert_allclose(compiled(x + 1, 0.5), 2 * (x + 1) + 0.5)
+
+
 def test_axes_static_and_pytrees(four):
   x = RNG.randn(3, 4).astype(np.float32)
   f = jax.pmap(lambda a, b, n: {"s": a * b * n, "m": lax.psum(a, "j")}, axis_name="j",

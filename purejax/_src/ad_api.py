@@ -1,6 +1,5 @@
 """The differentiation API: jvp, linearize, vjp, grad, value_and_grad,
 jacfwd, jacrev, hessian, linear_transpose."""
-import functools
 
 import numpy as np
 
@@ -8,6 +7,7 @@ from purejax._src import core
 from purejax._src import dtypes
 from purejax._src import source_info
 from purejax._src import tree_util
+from purejax._src.array import host_float0
 from purejax._src.interpreters import ad
 
 
@@ -80,7 +80,7 @@ def jvp(fun, primals, tangents, has_aux=False):
   box = []
   out_p, out_t = ad.jvp_flat(_flat_fun(fun, in_tree, box, has_aux), p_leaves, t_leaves)
   out_tree, aux = _unbox(box)
-  out_t = [_host_float0(ad.instantiate(t)) for t in out_t]
+  out_t = [host_float0(ad.instantiate(t)) for t in out_t]
   result = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
   return (*result, aux) if has_aux else result
 
@@ -172,19 +172,11 @@ def _like_primal(ct, primal_aval):
   """``ct`` with its primal's weak type (float0 values as NumPy arrays)."""
   aval = core.get_aval(ct)
   if aval.dtype == dtypes.float0:
-    return _host_float0(ct)
+    return host_float0(ct)
   if aval.weak_type == primal_aval.weak_type:
     return ct
   from purejax import lax
   return lax.convert_element_type(ct, aval.dtype, primal_aval.weak_type)
-
-
-def _host_float0(t):
-  """A concrete float0 value is a NumPy array in JAX (there is nothing to
-  compute with it); tracers stay as they are."""
-  if not isinstance(t, core.Tracer) and core.get_aval(t).dtype == dtypes.float0:
-    return np.zeros(core.get_aval(t).shape, dtypes.float0)
-  return t
 
 
 def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
@@ -260,7 +252,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   """A function computing (fun(*args), the gradient of fun at args)."""
   check_callable(fun)
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def value_and_grad_f(*args, **kwargs):
     nums = _check_argnums(argnums, len(args))
     partial_fun, diff_args = _partial_args(fun, args, kwargs, nums)
@@ -298,7 +290,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
   check_callable(fun)
   vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def grad_f(*args, **kwargs):
     if has_aux:
       (_, aux), g = vg(*args, **kwargs)
@@ -396,7 +388,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   from purejax._src.vmap import vmap
   check_callable(fun)
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def jacfun(*args, **kwargs):
     partial_fun, diff_args, in_leaves, in_tree = _jac_inputs(
         "jacfwd", fun, args, kwargs, argnums, holomorphic, False)
@@ -425,7 +417,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
   from purejax._src.vmap import vmap
   check_callable(fun)
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def jacfun(*args, **kwargs):
     partial_fun, diff_args, in_leaves, in_tree = _jac_inputs(
         "jacrev", fun, args, kwargs, argnums, holomorphic, allow_int)
@@ -492,7 +484,9 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     raise TypeError("the first argument must be callable")
   from purejax._src.interpreters import partial_eval as pe
   in_leaves, in_tree = tree_util.tree_flatten(primals)
-  in_avals = [core.get_aval(x) for x in in_leaves]   # weak types kept, as JAX does
+  # Only shapes and dtypes are read (a ShapedArray or ShapeDtypeStruct does);
+  # weak types are kept, as JAX does.
+  in_avals = [core.shaped_abstractify(x) for x in in_leaves]
   in_dtypes = [a.dtype for a in in_avals]
   box = []
   jaxpr, consts = pe.trace_to_jaxpr(_flat_fun(fun, in_tree, box), in_avals)

@@ -195,9 +195,22 @@ def _int_leaf_aval(leaf, name):
                         f"with value {leaf}") from None
 
 
-def _leaf_aval(fun, leaf, name):
+def _is_value(leaf):
+  """Whether ``leaf`` is a value a call can run on (not a shape-and-dtype stand-in)."""
+  if isinstance(leaf, (core.AbstractValue, ShapeDtypeStruct)):
+    return False
   try:
-    return core.get_aval(leaf)
+    core.get_aval(leaf)
+  except TypeError:
+    return False
+  return True
+
+
+def _leaf_aval(fun, leaf, name, for_call=False):
+  """``leaf``'s aval to trace with.  Tracing alone (``eval_shape``, ``trace``)
+  takes abstract stand-ins (a ShapeDtypeStruct, a ShapedArray); a call needs values."""
+  try:
+    aval = core.shaped_abstractify(leaf)
   except TypeError:
     raise TypeError(
         f"Error interpreting argument to {fun} as an abstract array. The "
@@ -206,6 +219,10 @@ def _leaf_aval(fun, leaf, name):
         "function was called with a non-array argument, and this argument was "
         "not marked as static using the static_argnums or static_argnames "
         "parameters of jax.jit.") from None
+  if for_call and not _is_value(leaf):
+    raise TypeError(f"Argument '{name}' of shape {aval.str_short()} of type {type(leaf)} "
+                    "is not a valid JAX type.")
+  return aval
 
 
 # ---------------------------------------------------------------------------
@@ -316,7 +333,7 @@ class PjitFunction:
     self._options = (self._static_argnums, self._static_argnames, inline,
                      bool(self._donation))
     self._inline = inline
-    functools.update_wrapper(self, fun, updated=())
+    source_info.update_wrapper(self, fun, updated=())
     self._traces = self._shared_cache()
     self._fast = self._traces.fast
 
@@ -339,7 +356,7 @@ class PjitFunction:
     _check_hashable(split.statics)
     return split
 
-  def _get_traced(self, args, kwargs):
+  def _get_traced(self, args, kwargs, for_call=False):
     split = self._split(args, kwargs)
     try:
       in_avals = [core.get_aval(x) if core.is_array_like(x) else None for x in split.leaves]
@@ -352,7 +369,7 @@ class PjitFunction:
       in_avals = [None]
     if None in in_avals:
       names = _arg_names(self._fun, split, args, kwargs)
-      in_avals = [_leaf_aval(self._fun, x, n) for x, n in zip(split.leaves, names)]
+      in_avals = [_leaf_aval(self._fun, x, n, for_call) for x, n in zip(split.leaves, names)]
     # Bound axis names are part of the key: collectives bake in axis sizes.
     key = (split.treedef, tuple(in_avals), split.statics, config.trace_state(),
            tuple(core.axis_env().items()), concrete_mesh())
@@ -406,7 +423,7 @@ class PjitFunction:
       if _debug_nans.rerunning:
         return _debug_nans.call_nested_jit(self._fun, args, kwargs)
       return self._fun(*args, **kwargs)
-    traced, split = self._get_traced(args, kwargs)
+    traced, split = self._get_traced(args, kwargs, for_call=True)
     inputs = traced.consts + split.leaves
     if refs_discharge.uses_refs(traced.jaxpr):   # runs discharged; refs updated in place
       outs = pjit_p.bind(*inputs, jaxpr=traced.jaxpr, name=source_info.function_name(self._fun),
@@ -603,14 +620,19 @@ def _scalar_arg(dtype):
 
 
 def _has_key_outputs(traced):
-  return any(dtypes.is_extended(a.dtype) for a in traced.jaxpr.out_avals)
+  """Whether some result is not an Array (see ``_wrap_out``)."""
+  return any(dtypes.is_extended(a.dtype) or a.dtype == dtypes.float0
+             for a in traced.jaxpr.out_avals)
 
 
 def _wrap_out(value, aval):
-  """A result's value: a typed key array for a key aval."""
+  """A result's value: a typed key array for a key aval; for float0 (a
+  gradient of an integer) a NumPy array, as JAX returns it."""
   if dtypes.is_extended(aval.dtype):
     from purejax._src.random.keys import PRNGKeyArray
     return PRNGKeyArray(aval.dtype._impl, value)
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.float0)
   return wrap_numpy(value, aval)
 
 
@@ -732,7 +754,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
   static_argnums, static_argnames = _normalize_argnums(fun, static_argnums, ())
   axis_env = [(name, operator.index(size)) for name, size in (axis_env or ())]
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def make(*args, **kwargs):
     from purejax._src.shard_map import manual_axes
     split = _CallSignature(args, kwargs, static_argnums, static_argnames)

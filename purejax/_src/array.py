@@ -11,6 +11,7 @@ import numpy as np
 
 from purejax._src import basearray
 from purejax._src import core
+from purejax._src import dtypes
 from purejax._src import devices as _devices
 from purejax._src import mesh_context as _mesh_context
 from purejax._src.async_dispatch import Pending
@@ -361,6 +362,15 @@ def wrap_numpy(value, aval):
   if _mesh_context.mesh_is_set:
     place_on_mesh(out)
   return out
+
+
+def host_float0(x):
+  """A concrete float0 value (a gradient of an integer) is a NumPy array, as
+  in JAX: there is nothing to compute with it.  Tracers and other values are
+  returned as they are."""
+  if not isinstance(x, core.Tracer) and core.get_aval(x).dtype == dtypes.float0:
+    return np.zeros(np.shape(x), dtypes.float0)
+  return x
 
 
 def wrap_read_only(value, aval):

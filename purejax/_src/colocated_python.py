@@ -8,11 +8,11 @@ Arguments laid out on devices of other processes (a multi-process run) are
 not supported.
 """
 import collections
-import functools
 
 import numpy as np
 
 from purejax._src import devices as _devices
+from purejax._src import source_info
 from purejax._src import tree_util
 
 
@@ -84,7 +84,7 @@ def _colocated(fun, devices=None, in_specs=None, out_specs_fn=None):
   one with those settings (``devices`` is needed for a call without
   arguments, as in JAX; the specs are not needed to run in-process)."""
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def call(*args, **kwargs):
     leaves = tree_util.tree_leaves((args, kwargs))
     if not leaves and devices is None:

@@ -202,6 +202,22 @@ def get_aval(x):
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
+def shaped_abstractify(x):
+  """The abstract value to trace an argument with (``eval_shape``,
+  ``jit(f).trace``, ``make_jaxpr``): a value's aval, an abstract value
+  itself, or the ShapedArray of anything with a shape and a dtype, as JAX
+  accepts (flax's ``ConvLocal`` passes a ``ShapedArray`` to ``eval_shape``)."""
+  if isinstance(x, AbstractValue):
+    return x
+  try:
+    return get_aval(x)
+  except TypeError:
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")):
+      raise
+  dtype = x.dtype if dtypes.is_extended(x.dtype) else dtypes.array_dtype(np.dtype(x.dtype))
+  return ShapedArray(np.shape(x), dtype, getattr(x, "weak_type", False))
+
+
 ref_types = ()   # refs.Ref, set when that module loads
 
 
@@ -317,6 +333,12 @@ class Primitive:
     self.batch = f
     return f
 
+  def get_bind_params(self, params):
+    """The keyword arguments that re-bind an equation of this primitive
+    (``prim.bind(*args, **prim.get_bind_params(eqn.params))``), as custom
+    jaxpr interpreters written against JAX's API do."""
+    return params
+
 
 # ---------------------------------------------------------------------------
 # Traces
@@ -334,6 +356,11 @@ _ctx = _TraceContext()
 
 
 def current_trace():
+  return _ctx.trace
+
+
+def find_top_trace(_):
+  """The current trace (JAX's stackless tracing ignores the arguments)."""
   return _ctx.trace
 
 
@@ -399,12 +426,19 @@ class Trace:
   def invalidate(self):
     self.valid = False
 
+  @property
+  def main(self):
+    # JAX's older name for what identifies a transformation (its tag):
+    # libraries compare ``tracer._trace.main`` by identity.
+    return self
+
   def __repr__(self):
     return f"{type(self).__name__}(id={self.id})"
 
 
 class EvalTrace(Trace):
   """The bottom trace: runs primitives on concrete values (eager mode)."""
+  main = None   # as JAX's eval trace, which has no tag
 
   def process_primitive(self, primitive, args, params):
     return _apply_primitive(primitive, args, params)

@@ -22,6 +22,7 @@ import numpy as np
 
 from purejax._src import core
 from purejax._src import dtypes
+from purejax._src import linear_util as lu
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
 from purejax._src.interpreters import partial_eval as pe
@@ -287,8 +288,47 @@ def _call_impl(*args, call_jaxpr, **_):
   return executable_for(call_jaxpr)(*args)
 
 
+class CallPrimitive(core.Primitive):
+  """``custom_jvp_call`` / ``custom_vjp_call``.  Jaxpr interpreters written
+  against JAX's API re-bind an equation as ``prim.bind(*args,
+  **prim.get_bind_params(eqn.params))``: as in JAX, the callee and the
+  rules then travel as ``subfuns`` (``linear_util`` functions), and
+  ``bind`` takes them back."""
+
+  rule_subfuns = None   # params -> the rules as callables (custom_jvp.py, custom_vjp.py)
+
+  def get_bind_params(self, params):
+    funs = [_Callee(params)] + list(self.rule_subfuns(params))
+    kept = {k: params[k] for k in ("out_trees", "symbolic_zeros") if k in params}
+    return dict(kept, subfuns=tuple(lu.wrap_init(f) for f in funs))
+
+  def bind(self, *args, subfuns=None, **params):
+    if subfuns is not None:
+      origins = {id(getattr(getattr(f, "f", None), "eqn_params", None)) for f in subfuns}
+      callee = getattr(subfuns[0], "f", None)
+      if type(callee) is not _Callee or len(origins) != 1:
+        raise NotImplementedError(
+            f"{self.name}.bind with subfuns other than those its get_bind_params "
+            "returned: purejax stages custom derivative calls only from "
+            "custom_jvp/custom_vjp functions")
+      params = dict(callee.eqn_params, **params)
+    return super().bind(*args, **params)
+
+
+class _Callee:
+  """The function a custom_jvp/custom_vjp call calls: its jaxpr, run on the
+  call's arguments (its consts first)."""
+
+  def __init__(self, eqn_params):
+    self.eqn_params = eqn_params
+
+  def __call__(self, *args):
+    closed = self.eqn_params["call_jaxpr"]
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
 def call_prim(name):
-  prim = core.Primitive(name, multiple_results=True)
+  prim = CallPrimitive(name, multiple_results=True)
   prim.call_jaxpr_param = "call_jaxpr"
   prim.call_shares_names = False    # JAX prints the callee with fresh names
   prim.impl = _call_impl

@@ -234,9 +234,36 @@ def _custom_jvp_call_batch(trace, vals, dims, *, call_jaxpr, jvp_jaxpr_fun, num_
 
 _custom_jvp_call_batch.needs_trace = True
 
+
+class _JVPSubfun:
+  """The call's JVP rule as JAX's ``get_bind_params`` hands it out:
+  ``(*primals, *tangents) -> [*primal outs, *tangent outs]``, consts leading
+  both halves, ``SymbolicZero`` for a zero tangent in or out."""
+
+  def __init__(self, eqn_params):
+    self.eqn_params = eqn_params
+
+  def __call__(self, *xs):
+    n, odd = divmod(len(xs), 2)
+    if odd:
+      raise TypeError("the jvp of a custom_jvp_call takes primals and tangents in "
+                      f"equal numbers, got {len(xs)} arguments")
+    k = self.eqn_params["num_consts"]
+    primals, tangents = xs[k:n], xs[n + k:]
+    nonzeros = tuple(type(t) is not SymbolicZero for t in tangents)
+    closed, out_nonzeros = self.eqn_params["jvp_jaxpr_fun"].value(nonzeros)
+    outs = eval_jaxpr(closed.jaxpr, closed.consts, *primals,
+                      *[t for t, nz in zip(tangents, nonzeros) if nz])
+    m = len(out_nonzeros)
+    nz = iter(outs[m:])
+    return outs[:m] + [next(nz) if k else SymbolicZero(ad.tangent_aval(core.get_aval(p)))
+                       for k, p in zip(out_nonzeros, outs[:m])]
+
+
 custom_jvp_call_p = call_prim("custom_jvp_call")
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
+custom_jvp_call_p.rule_subfuns = lambda params: [_JVPSubfun(params)]
 
 
 def _custom_jvp_call_pp(params):

@@ -46,6 +46,9 @@ custom_lin_p.impl = _custom_lin_error      # only transposing it has a meaning
 custom_lin_p.abstract_eval = _custom_lin_abstract_eval
 custom_lin_p.jvp = _custom_lin_error
 custom_lin_p.transpose = _custom_lin_transpose
+# Its transpose takes Zero cotangents: a symbolic_zeros bwd sees them as
+# SymbolicZero, as in JAX.
+custom_lin_p.symbolic_zero_cotangents = True
 # Under vmap it only meets forward mode (jacfwd, vmap of jvp or of a
 # linearized function): JAX raises there too, before evaluating anything.
 custom_lin_p.batch = _custom_lin_error

@@ -286,7 +286,25 @@ def _custom_vjp_call_batch(trace, vals, dims, *, call_jaxpr, fwd_jaxpr_thunk, nu
 
 _custom_vjp_call_batch.needs_trace = True
 
+
+class _OpaqueRule:
+  """fwd or bwd of a staged call, as ``get_bind_params`` hands them out: they
+  can be bound back, but purejax's fwd and bwd take other arguments than
+  JAX's, so calling them is refused."""
+
+  def __init__(self, eqn_params, what):
+    self.eqn_params = eqn_params
+    self.what = what
+
+  def __call__(self, *args):
+    raise NotImplementedError(
+        f"calling the {self.what} subfun of a custom_vjp_call's get_bind_params is not "
+        "supported by purejax; bind custom_vjp_call_p with the subfuns instead")
+
+
 custom_vjp_call_p = call_prim("custom_vjp_call")
+custom_vjp_call_p.rule_subfuns = lambda params: [_OpaqueRule(params, "fwd"),
+                                                 _OpaqueRule(params, "bwd")]
 custom_vjp_call_p.jvp = _custom_vjp_call_jvp
 custom_vjp_call_p.batch = _custom_vjp_call_batch
 

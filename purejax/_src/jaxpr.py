@@ -79,6 +79,11 @@ class JaxprEqn:
     self.params = params
     self.source_info = source_info
 
+  @property
+  def effects(self):
+    # purejax records no effects on equations (see jax.extend.core).
+    return frozenset()
+
   def replace(self, **kwargs):
     fields = {name: getattr(self, name) for name in self.__slots__}
     fields.update(kwargs)
@@ -106,6 +111,10 @@ class Jaxpr:
   def out_avals(self):
     return [v.aval for v in self.outvars]
 
+  @property
+  def effects(self):
+    return frozenset()
+
   def __str__(self):
     from purejax._src import jaxpr_printer
     return jaxpr_printer.jaxpr_to_string(self)
@@ -128,6 +137,7 @@ class ClosedJaxpr:
   in_avals = property(lambda self: self.jaxpr.in_avals)
   out_avals = property(lambda self: self.jaxpr.out_avals)
   eqns = property(lambda self: self.jaxpr.eqns)
+  effects = property(lambda self: self.jaxpr.effects)
   literals = property(lambda self: self.consts)   # JAX's newer name for the consts
 
   def __str__(self):

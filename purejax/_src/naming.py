@@ -2,9 +2,9 @@
 ``ensure_compile_time_eval``."""
 import contextlib
 import contextvars
-import functools
 
 from purejax._src import core
+from purejax._src import source_info
 
 # The names of the enclosing named_scope / named_call blocks, outermost first.
 _name_stack = contextvars.ContextVar("purejax_name_stack", default=())
@@ -44,7 +44,7 @@ def named_call(fun, *, name=None):
   if name is None:
     name = getattr(fun, "__name__", type(fun).__name__)
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def named(*args, **kwargs):
     with named_scope(name):
       return fun(*args, **kwargs)

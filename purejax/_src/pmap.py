@@ -13,11 +13,11 @@ axis_index and psum are global) and each process gets back its local part
 of the outputs.  The shard_map is traced on the global shapes but run
 directly on the local data (``_run_across``), without a global array.
 """
-import functools
 
 from purejax._src import core
 from purejax._src import devices as _devices
 from purejax._src import pjit
+from purejax._src import source_info
 from purejax._src import spmd
 from purejax._src import tree_util
 from purejax._src.api import jit
@@ -56,7 +56,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   body runs as the equivalent vmap on each outer device (JAX 0.10 refuses
   nested pmaps); an axis larger than the device count raises the
   ValueError older JAX gave (JAX 0.10's error depends on divisibility).
-  ``donate_argnums`` is accepted and ignored.  Across processes a wrong
+  ``donate_argnums`` is accepted and ignored.  ``pmap(f).lower(*args)``
+  gives the Lowered stage, as in JAX.  Across processes a wrong
   local axis size raises a ValueError saying so (JAX fails obscurely), and
   the other processes raise ProcessError instead of waiting; ``axis_size``
   there is the global size; a pmap traced inside jit uses the local
@@ -105,8 +106,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     mapped.__name__ = "_fun"
     return jit(mapped), out_specs_box, mapped, {}   # (last: _run_across's traces)
 
-  @functools.wraps(fun)
-  def pmapped(*args, **kwargs):
+  def prepare(args, kwargs):
+    """The call's jitted shard_map (built once per signature), its flat
+    dynamic arguments, and how it runs across processes (None: here)."""
     if static and max(static) >= len(args):
       raise ValueError(
           f"pmapped function has static_broadcasted_argnums={static} but was called with "
@@ -151,15 +153,32 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     entry = cache.get(key)
     if entry is None:
       entry = cache[key] = build(mesh, in_tree, flat_axes, static_vals, len(args))
+    across = (flat_axes, global_size // size) if across else None
+    return entry, leaves, mesh, across
+
+  @source_info.wraps(fun)
+  def pmapped(*args, **kwargs):
+    entry, leaves, mesh, across = prepare(args, kwargs)
     jitted, out_specs_box, _, _ = entry
-    if across:
-      return _run_across(entry, mesh, leaves, flat_axes, global_size // size)
+    if across is not None:
+      return _run_across(entry, mesh, leaves, *across)
     out = jitted(*leaves)
     out_leaves, out_tree = tree_util.tree_flatten(out)
     return out_tree.unflatten(
         [with_sharding(o, NamedSharding(mesh, s)) if type(o) is Array else o
          for o, s in zip(out_leaves, out_specs_box[1])])
 
+  def lower(*args, **kwargs):
+    """As JAX's: the jitted shard_map lowered for these arguments; its
+    compiled form takes the dynamic arguments (its outputs are not laid out
+    over the devices, as in JAX)."""
+    entry, leaves, _, across = prepare(args, kwargs)
+    if across is not None:
+      raise NotImplementedError("pmap(...).lower across several processes is not "
+                                "supported by purejax")
+    return entry[0].trace(*leaves).lower()
+
+  pmapped.lower = lower
   return pmapped
 
 

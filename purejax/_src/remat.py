@@ -5,10 +5,10 @@ linearized, the known part still runs forward, but the unknown (tangent)
 part keeps only what the policy says is saveable: everything else is
 recomputed from the call's inputs during the backward pass.
 """
-import functools
 
 from purejax._src import checkpoint_names
 from purejax._src import core
+from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.interpreters import ad
 from purejax._src.pjit import (call_batch, call_partial_eval, call_partial_eval_jaxpr, call_transpose,
@@ -122,7 +122,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def fun_remat(*args, **kwargs):
     nargs = len(args)
     static = {i % nargs for i in static_argnums} if nargs else set()

@@ -3,6 +3,7 @@ values between shardings and between Explicit and Auto mesh axes.  The
 values never move (one shared memory); only their types change."""
 import functools
 
+from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.mesh import AxisType, NamedSharding, PartitionSpec, _entry_names
 from purejax._src.mesh_context import concrete_mesh, get_abstract_mesh, use_abstract_mesh
@@ -53,7 +54,7 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
   if f is None:
     return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
 
-  @functools.wraps(f)
+  @source_info.wraps(f)
   def wrapped(*args, **kwargs):
     mesh = get_abstract_mesh()
     names = _axes_tuple(axes, mesh)
@@ -73,7 +74,7 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
   if f is None:
     return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
 
-  @functools.wraps(f)
+  @source_info.wraps(f)
   def wrapped(*args, **kwargs):
     if in_sharding is None:
       raise TypeError("explicit_axes needs in_sharding: the sharding of f's inputs")

@@ -26,6 +26,7 @@ from purejax._src import block_views
 from purejax._src import core
 from purejax._src import pjit
 from purejax._src import shard_map_eager
+from purejax._src import source_info
 from purejax._src import spmd
 from purejax._src import tree_util
 from purejax._src import vma
@@ -648,7 +649,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
   if not callable(f):
     raise TypeError(f"shard_map requires a callable for its first argument, but got {f}")
 
-  @functools.wraps(f)
+  @source_info.wraps(f)
   def wrapped(*args):
     the_mesh = mesh
     if the_mesh is None:

@@ -1,4 +1,6 @@
-"""Finding the user's code: the innermost stack frame outside purejax."""
+"""Finding the user's code: the innermost stack frame outside purejax, and
+the names of the user's functions."""
+import functools
 import os
 import sys
 
@@ -66,3 +68,33 @@ def function_location(fun):
 def function_name(fun):
   target = getattr(fun, "func", fun)
   return getattr(target, "__name__", type(target).__name__)
+
+
+def update_wrapper(wrapper, wrapped, updated=("__dict__",)):
+  """``functools.update_wrapper`` that, as JAX's transformations, never
+  fails: a callable object whose ``__name__`` & co. are not a function's
+  (a pytree node's field of that name, say) leaves the wrapper's own.  As
+  in JAX, a callable with no name (but a partial's function's) is named
+  ``<unnamed function>``."""
+  target = wrapped
+  while getattr(target, "__name__", None) is None and isinstance(target, functools.partial):
+    target = target.func
+  name = getattr(target, "__name__", "<unnamed function>")
+  values = {"__name__": name, "__qualname__": getattr(wrapped, "__qualname__", name)}
+  for attr in functools.WRAPPER_ASSIGNMENTS:
+    try:
+      setattr(wrapper, attr, values[attr] if attr in values else getattr(wrapped, attr))
+    except (AttributeError, TypeError):
+      pass
+  for attr in updated:
+    try:
+      getattr(wrapper, attr).update(getattr(wrapped, attr, {}))
+    except (AttributeError, TypeError, ValueError):
+      pass
+  wrapper.__wrapped__ = wrapped
+  return wrapper
+
+
+def wraps(wrapped):
+  """``functools.wraps`` with ``update_wrapper``'s leniency."""
+  return functools.partial(update_wrapper, wrapped=wrapped)

@@ -16,6 +16,13 @@ def _shape_dtype_structs(avals):
   return [ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
 
 
+def _live_cost(closed):
+  """The unfused Cost of ``closed`` without its dead code: JAX eliminates
+  that before lowering, so XLA never counts it."""
+  from purejax._src.interpreters.partial_eval import dce_with_rules
+  return costs.jaxpr_cost(dce_with_rules(closed.jaxpr)[0])
+
+
 class Traced:
   """``jit(f).trace(*args)``: the jaxpr of one call."""
 
@@ -66,19 +73,36 @@ class Lowered:
     ``transcendentals``, ``bytes accessed`` and per-operand
     ``bytes accessed{i}{}`` / ``bytes accessedout{}`` (zero counts left out).
 
-    Agrees with JAX for elementwise operations, ``dot_general`` (2*M*N*K),
-    reductions and sorts.  Differs where XLA's lowering expands an operation
-    into several (``asin``, ``lgamma``, complex ``exp``...: one
-    transcendental here), for padded convolutions, and for ``scan``, whose
-    body JAX counts once (XLA runs it as a while loop) and we count
-    ``length`` times; ``while_loop`` bodies count once in both, ``cond``
-    its costliest branch.  XLA's ``utilization`` keys are not reported.
+    Dead code is not counted (JAX lowers without it).  Agrees with JAX for
+    elementwise operations, ``dot_general`` (2*M*N*K), reductions and
+    sorts.  Differs where XLA's lowering expands an operation into several
+    (``asin``, ``lgamma``, complex ``exp``...: one transcendental here),
+    for padded convolutions, and for ``scan``, whose body JAX counts once
+    (XLA runs it as a while loop) and we count ``length`` times;
+    ``while_loop`` bodies count once in both, ``cond`` its costliest
+    branch.  XLA's ``utilization`` keys are not reported.
     """
-    return costs.jaxpr_cost(self._traced.jaxpr).result()
+    return _live_cost(self._traced.jaxpr).result()
 
   def compile(self, compiler_options=None, **kwargs):
-    """Compiles for the configured backend (options are ignored)."""
+    """Compiles for the configured backend.  XLA's options mean nothing to
+    purejax's compilers and are ignored; a name that is no XLA option is
+    refused, as XLA refuses it."""
+    _check_compiler_options(compiler_options)
     return Compiled(self._traced, self._name)
+
+
+# XLA's option names: its debug options (all named xla_*) and the build
+# options JAX forwards.  purejax cannot tell a misspelt xla_* flag apart.
+_BUILD_OPTIONS = frozenset(("exec_time_optimization_effort", "memory_fitting_effort",
+                            "optimization_level", "memory_fitting_level"))
+
+
+def _check_compiler_options(options):
+  from purejax._src.errors import JaxRuntimeError
+  for name in options or ():
+    if not (str(name).startswith("xla_") or name in _BUILD_OPTIONS):
+      raise JaxRuntimeError(f"INVALID_ARGUMENT: No such compile option: '{name}'")
 
 
 class Compiled:
@@ -115,7 +139,7 @@ class Compiled:
     the program, ``bytes accessed`` counts each fused kernel's loads and
     stores (as XLA's estimate for its fused program does) rather than every
     equation's."""
-    cost = costs.jaxpr_cost(self._traced.jaxpr)
+    cost = _live_cost(self._traced.jaxpr)
     plan = getattr(finished_executable(self._traced.executable()), "plan", None)
     if plan is not None:
       try:

@@ -41,10 +41,15 @@ class Primitive(core.Primitive, metaclass=_PrimitiveType):
 
   ``def_impl(f)``: ``f`` receives Arrays and returns array-likes, as in JAX;
   it runs eagerly, and under ``jit`` as a host step between compiled kernels.
+  ``prim.impl`` called with Arrays or tracers is ``f`` itself.
   """
 
   def def_impl(self, f):
     def numpy_impl(*values, **params):
+      if any(isinstance(v, core.ArrayBase) for v in values):
+        # Called with JAX values (a library's jaxpr interpreter calling
+        # ``prim.impl``): it is the user's function, traceable as in JAX.
+        return f(*values, **params)
       with core.eval_context():
         out = f(*map(_as_array, values), **params)
       if self.multiple_results:   # read now: it may be set after def_impl

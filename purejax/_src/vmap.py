@@ -1,13 +1,14 @@
 """``vmap``: the batching interpreter's public face."""
 import collections
-import functools
 import inspect
 
 import numpy as np
 
 from purejax._src import core
+from purejax._src import dtypes
+from purejax._src import source_info
 from purejax._src import tree_util
-from purejax._src.array import wrap_numpy
+from purejax._src.array import host_float0, wrap_numpy
 from purejax._src.interpreters import batching
 from purejax._src.interpreters.batching import BatchTrace, BatchTracer, not_mapped
 
@@ -144,11 +145,12 @@ def _out_value(trace, out, spec, axis_size, path):
 
 def _as_array(x):
   """An output that is an argument passed through as a NumPy array becomes
-  an Array of its own (a copy: the caller's array stays writeable)."""
-  if isinstance(x, np.ndarray):
+  an Array of its own (a copy: the caller's array stays writeable); a float0
+  value stays on the host, as in JAX."""
+  if isinstance(x, np.ndarray) and x.dtype != dtypes.float0:
     aval = core.get_aval(x)
     return wrap_numpy(np.array(x, dtype=aval.dtype), aval)
-  return x
+  return host_float0(x)
 
 
 def _check_outputs(leaves):
@@ -196,7 +198,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   _check_axis_leaves(in_axes, "in_axes")
   _check_axis_leaves(out_axes, "out_axes")
 
-  @functools.wraps(fun)
+  @source_info.wraps(fun)
   def vmapped(*args, **kwargs):
     axes = _flat_in_axes(in_axes, args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))

@@ -5,11 +5,9 @@ value) or unknown (an abstract value).  ``trace_to_jaxpr_nounits`` traces a
 ``linear_util`` function on such inputs and tells which outputs are known:
 those that do not depend on an unknown input are computed and returned as
 values (flax evaluates shapes this way)."""
-import numpy as np
-
 from purejax._src import core
 from purejax._src.interpreters.partial_eval import trace_to_jaxpr
-from purejax._src.jaxpr import Literal, eval_jaxpr, sub_jaxprs
+from purejax._src.jaxpr import Jaxpr, Literal, eval_jaxpr, sub_jaxprs
 
 
 class PartialVal(tuple):
@@ -64,10 +62,13 @@ def trace_to_jaxpr_nounits(fun, pvals, instantiate=False):
   dependent = _depends_on_inputs(jaxpr)
   known_out = [not instantiate and (type(v) is Literal or v not in dependent)
                for v in jaxpr.outvars]
+  values = iter(())
   if any(known_out):
-    # Known outputs do not read the inputs: zeros stand in for them.
-    zeros = [np.zeros(v.aval.shape, v.aval.dtype) for v in jaxpr.invars]
-    values = eval_jaxpr(jaxpr, consts, *zeros)
-  out_pvals = [PartialVal.known(values[i]) if k else PartialVal.unknown(v.aval)
-               for i, (k, v) in enumerate(zip(known_out, jaxpr.outvars))]
+    # Known outputs read no input: the equations computing them run alone
+    # (no stand-in inputs, which a key-typed input could not have).
+    independent = [e for e in jaxpr.eqns if not any(v in dependent for v in e.outvars)]
+    known_vars = [v for v, k in zip(jaxpr.outvars, known_out) if k]
+    values = iter(eval_jaxpr(Jaxpr(jaxpr.constvars, [], known_vars, independent), consts))
+  out_pvals = [PartialVal.known(next(values)) if k else PartialVal.unknown(v.aval)
+               for k, v in zip(known_out, jaxpr.outvars)]
   return jaxpr, out_pvals, consts

@@ -8,11 +8,11 @@ while_loop, scan) get rules that checkify the sub-jaxprs (see
 ``control_flow.py``), so an error raised inside a loop or a branch comes out
 of it as extra outputs.
 """
-import functools
 
 import numpy as np
 
 from purejax._src import core
+from purejax._src import source_info
 from purejax._src import tree_util
 from purejax._src.checkify import errors
 from purejax._src.checkify.check import check_p, debug_check_p
@@ -107,7 +107,7 @@ def checkify(f, errors=errors.user_checks):
   recording the first failure among the enabled ``errors`` categories."""
   enabled = frozenset(errors)
 
-  @functools.wraps(f)
+  @source_info.wraps(f)
   def checked(*args, **kwargs):
     return run_checkified(f, args, kwargs, enabled)
 

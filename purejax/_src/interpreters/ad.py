@@ -150,14 +150,23 @@ class JVPTrace(core.Trace):
     with core.set_current_trace(self.parent):
       primal_out, tangent_out = rule(primals, tangents, **params)
     if primitive.multiple_results:
-      return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
-    return JVPTracer(self, primal_out, tangent_out)
+      return [maybe_jvp_tracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
+    return maybe_jvp_tracer(self, primal_out, tangent_out)
 
   def describe_dependence(self, tracer):
     primal = getattr(tracer, "primal", None)
     if isinstance(primal, core.Tracer):
       return primal._trace.describe_dependence(primal)
     return ""
+
+
+def maybe_jvp_tracer(trace, primal, tangent):
+  """A tracer of ``trace``, or, as in JAX, the primal itself when its tangent
+  is a symbolic zero: a value that does not depend on the inputs' tangents
+  is no tracer of the JVP (libraries tell outputs apart this way)."""
+  if type(tangent) is Zero or getattr(tangent, "dtype", None) == dtypes.float0:
+    return primal
+  return JVPTracer(trace, primal, tangent)
 
 
 def jvp_flat(flat_fun, primals, tangents, parent=None):
@@ -170,7 +179,7 @@ def jvp_flat(flat_fun, primals, tangents, parent=None):
   trace = JVPTrace(core.current_trace() if parent is None else parent)
   try:
     with core.set_current_trace(trace):
-      outs = flat_fun(*[JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
+      outs = flat_fun(*[maybe_jvp_tracer(trace, p, t) for p, t in zip(primals, tangents)])
     pairs = [trace.lift(o) for o in outs]
   finally:
     trace.invalidate()

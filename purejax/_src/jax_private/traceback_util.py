@@ -1,10 +1,13 @@
 """Stand-in for ``jax._src.traceback_util``, imported by flax when it loads
 and by equinox. purejax does not filter its frames out of tracebacks:
 ``api_boundary`` leaves the function as it is; ``register_exclusion`` records
-a path, which ``include_frame`` (equinox's error messages) then skips."""
+a path, which ``include_frame`` (equinox's error messages) then skips, as it
+skips purejax's own frames (JAX's are excluded likewise)."""
 import os
 
-_exclude_paths = []
+import purejax
+
+_exclude_paths = [os.path.dirname(os.path.abspath(purejax.__file__))]
 
 
 def api_boundary(fun):

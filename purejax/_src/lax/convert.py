@@ -101,11 +101,20 @@ def _python_scalar_value(x):
   return value if value.dtype != object else None
 
 
+def _raw_tangent(x):
+  """Whether ``x`` is the JVP of a known value with a tangent that is still
+  a Python or NumPy value: JAX converts a tracer of a known value even to
+  its own type, which makes that tangent an Array (``jvp(lambda x: x + 1,
+  (1.,), (1.,))``).  Other conversions to the same type change nothing."""
+  return (type(x) is ad.JVPTracer and not isinstance(x.primal, core.Tracer)
+          and not isinstance(x.tangent, core.ArrayBase))
+
+
 def convert_element_type(operand, new_dtype, weak_type=False):
   """Converts ``operand`` to ``new_dtype`` (canonicalized for x64 mode)."""
   aval = getattr(operand, "aval", None)
   if (aval is not None and isinstance(new_dtype, np.dtype) and aval.dtype == new_dtype
-      and aval.weak_type == bool(weak_type)):
+      and aval.weak_type == bool(weak_type) and not _raw_tangent(operand)):
     return operand   # nothing to do: the common case in jnp's promotion
   if dtypes.is_extended(new_dtype) or (aval is not None and dtypes.is_extended(aval.dtype)):
     return _convert_extended(operand, aval, new_dtype)
@@ -113,7 +122,7 @@ def convert_element_type(operand, new_dtype, weak_type=False):
   weak_type = bool(weak_type)
   if isinstance(operand, core.Tracer):
     aval = operand.aval
-    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and not _raw_tangent(operand):
       return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
   traced = core.current_trace() is not core.eval_trace

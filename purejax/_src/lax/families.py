@@ -45,6 +45,15 @@ def dtype_accepted(dtype, kinds):
 def check_dtype(name, dtype, kinds, position=None):
   if dtype_accepted(dtype, kinds):
     return
+  if dtype == dtypes.float0:   # a gradient of an integer: JAX's explanation
+    what = "a float0 array" if position is None else f"a float0 at position {position}"
+    raise TypeError(
+        f"Called {name} with {what}. float0s do not support any operations by "
+        "design, because they are not compatible with non-trivial vector spaces. "
+        "No implicit dtype conversion is done. You can use np.zeros_like(arr, "
+        "dtype=np.float) to cast a float0 array to a regular zeros array. \n"
+        "If you didn't expect to get a float0 you might have accidentally taken a "
+        "gradient with respect to an integer argument.")
   where = "" if position is None else f" at position {position}"
   raise TypeError(
       f"{name} does not accept dtype {core.dtype_name(dtype)}{where}. Accepted "

@@ -11,8 +11,7 @@ its differentiation and batching rules go in ``jax.interpreters.ad`` and
 
 Not here (purejax has no equivalent that behaves the same): tokens and
 effect sets (``Token``, ``AbstractToken``, ``Effects``), tracing
-internals (``TraceTag``, ``find_top_trace``,
-``gensym``, ``call_impl``, ``CallPrimitive``,
+internals (``TraceTag``, ``gensym``, ``call_impl``, ``CallPrimitive``,
 ``DebugInfo``) and the ``unsafe_*_DO_NOT_USE`` helpers.
 """
 import contextlib as _contextlib
@@ -21,7 +20,7 @@ import numpy as _np
 
 from purejax._src.array import Array as _Array
 from purejax._src.core import get_aval as _get_aval
-from purejax._src.core import set_current_trace  # noqa: F401
+from purejax._src.core import find_top_trace, set_current_trace  # noqa: F401
 from purejax._src.errors import (  # noqa: F401
     InconclusiveDimensionOperation, JaxprTypeError)
 from purejax._src.interpreters.ad import tangent_dtype as primal_dtype_to_tangent_dtype  # noqa: F401
