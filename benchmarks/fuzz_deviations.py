@@ -74,6 +74,9 @@ purejax's only if it is the NumPy reference's.  Everything else stays strict.
     ``log(exp2(x))`` as ``x * log(2)``), ``pow(exp(a), b)`` is
     ``exp(a * b)`` (finite where exp overflows, NaN for ``pow(nan, 0)``;
     ``exp2(x)`` is ``exp(x * log(2))``: seed 162's big program 8),
+    ``0 / convert(x)`` of an integer ``x`` is 0, also at ``x = 0``, where
+    something reads it (``log2(0 / x)`` is -inf: seed 176's big program 13,
+    with x64; a quotient that is itself the output stays NaN),
     ``exp(a) / exp(b)`` is ``exp(a - b)`` (1, not NaN, for ``exp2(x) /
     exp2(x)`` where exp2 overflows: seed 175's edges program 14),
     ``convert(bool) * x`` is a select (0, not NaN, for False * inf).
@@ -290,6 +293,14 @@ def _rewritten(eqn, vals, producers, fired, constant=(), uses=None):
       fired.add("pow(exp(a), b) is exp(a * b)")
       a = _log_source(prods[0], out.dtype)[0]
       return np.exp((a * np.asarray(vals[1])).astype(out.dtype)).astype(out.dtype)
+    if (name == "div" and kind == "f" and constant[0] and not np.asarray(vals[0]).any()
+        and prods[1] and prods[1][0] == "convert_element_type"
+        and np.asarray(prods[1][2][0]).dtype.kind in "biu"):
+      # 0 / convert(integer) is 0 to XLA, also where the integer is 0, when
+      # something reads it (log2(0 / x) is -inf: seed 176's big program 13)
+      fired.add("0 / convert(integer) is 0")
+      d = np.asarray(vals[1])
+      return np.where(d == 0, 0, np.asarray(vals[0]) / d).astype(out.dtype)
     if (name == "div" and kind == "f" and all(p and p[0] in ("exp", "exp2") for p in prods)
         and all(np.shape(v) == tuple(out.shape) for v in vals)):
       # exp(a) / exp(b) is exp(a - b): 1, not NaN, for exp2(x) / exp2(x)

@@ -248,6 +248,10 @@ def test_the_oracle_reproducer_runs_purejax_against_jax(x64):
       "v = lax.dynamic_slice(u, (-4, -4, i[1]), (1, 1, 1))"],
      {"x": np.arange(5 * 13, dtype=np.float32).reshape(5, 1, 13),
       "i": np.array([4, -8], np.int32)}, False, "nested dynamic_slice merged"),
+    # ... and 0 / convert(integer) as 0, also at 0, when something reads it
+    # (seed 176's big program 13, with x64)
+    (["v = jnp.log2(0 / x)"], {"x": np.array([0, 3, -2, 0], np.int8)}, True,
+     "0 / convert(integer) is 0"),
     # XLA takes exp(a) / exp(b) as exp(a - b): exp2(x) / exp2(x) is 1 where
     # exp2 overflows (seed 175's edges program 14)
     (["v = jnp.exp2(x) / jnp.exp2(x)"], {"x": np.array([200.0, 1.5, -3.0], np.float32)}, False,
