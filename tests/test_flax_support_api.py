@@ -60,9 +60,14 @@ def test_tracing_takes_abstract_arguments_a_call_refuses_them():
   assert jax.eval_shape(f, Like()) == jax.ShapeDtypeStruct((2,), np.float32)
   assert jax.jit(f).trace(aval).out_info.shape == (2, 3)
   assert jax.make_jaxpr(f)(Like()).in_avals[0].shape == (2,)
-  for arg in (aval, Like(), jax.ShapeDtypeStruct((2,), np.int32)):
-    with pytest.raises(TypeError, match=r"Argument 'a' of shape .* is not a valid JAX type"):
+  # JAX's messages: a ShapeDtypeStruct by name and shape, others by value
+  with pytest.raises(TypeError, match=r"^Argument 'a' of shape int32\[2\] of type "
+                     r"<class '.*ShapeDtypeStruct'> is not a valid JAX type\.$"):
+    jax.jit(f)(jax.ShapeDtypeStruct((2,), np.int32))
+  for arg in (aval, Like()):
+    with pytest.raises(TypeError) as refused:
       jax.jit(f)(arg)
+    assert str(refused.value) == f"Argument '{arg}' of type {type(arg)} is not a valid JAX type."
 
 
 def test_opaque_trace_state_tells_traces_apart():

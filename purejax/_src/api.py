@@ -219,9 +219,10 @@ def _leaf_aval(fun, leaf, name, for_call=False):
         "function was called with a non-array argument, and this argument was "
         "not marked as static using the static_argnums or static_argnames "
         "parameters of jax.jit.") from None
-  if for_call and not _is_value(leaf):
-    raise TypeError(f"Argument '{name}' of shape {aval.str_short()} of type {type(leaf)} "
-                    "is not a valid JAX type.")
+  if for_call and not _is_value(leaf):   # (JAX's two forms of the message)
+    what = (f"'{name}' of shape {aval.str_short()}" if isinstance(leaf, ShapeDtypeStruct)
+            else f"'{leaf}'")
+    raise TypeError(f"Argument {what} of type {type(leaf)} is not a valid JAX type.")
   return aval
 
 
