@@ -139,8 +139,8 @@ def _prefix_sums(x):
 
 
 def _read_after(x):
-  # the old carry is read by another result too: it may be updated in place
-  # only if that read comes first
+  # the old carry is read by another result too, after the update in the
+  # program: that read must see the old values
   def body(i, c):
     x, acc = c
     return x.at[i].set(0.0), acc + jnp.roll(x, 1) * 0.5
@@ -205,10 +205,12 @@ def _copies(text, nbytes):
 def test_loop_bodies_do_not_copy_a_carry_they_update_in_place():
   """The carry (16384 bytes) is copied into the loop and out of it, never in
   the body: each iteration costs its update, not the array's size, also
-  where the body reads the carry before updating it."""
+  where the body reads the carry before updating it, or after, where that
+  read does not need the update (the update is then moved after it)."""
   x = jnp.zeros(4096)
   for f in (_set_each, _fill_blocks, _add_blocks, _prefix_sums):
     text = _source(f, x)
     assert "host steps (NumPy between compiled kernels): none" in text
     assert len(_copies(text, 16384)) == 2, f.__name__
     assert "+ lo, " not in text   # no scatter initializing its output from the operand
+  assert "+ lo, " not in _source(_read_after, x)

@@ -112,6 +112,8 @@ def analyze(eqn, views=None):
   plans = {}
   for body in bodies:
     closed = (eqn.params["branches"][int(body[6:])] if name == "cond" else eqn.params[body])
+    if body in ("jaxpr", "body_jaxpr"):
+      closed = _updates_after_reads(closed, _carried(eqn, body))
     plan = _complete_plan(closed)
     if plan is None:
       return None
@@ -137,6 +139,50 @@ def same_layout_source(v, views):
   while type(v) is not Literal and v in views and _same_layout(views[v]):
     v = views[v].invars[0]
   return v
+
+
+def _carried(eqn, body):
+  """The invars of a loop's body jaxpr that are its carries."""
+  invars = eqn.params[body].jaxpr.invars
+  if body == "jaxpr":   # scan: consts, carries, then the xs
+    first = eqn.params["num_consts"]
+    return invars[first:first + eqn.params["num_carry"]]
+  return invars[eqn.params["body_nconsts"]:]
+
+
+def _updates_after_reads(closed, carried):
+  """``closed`` with each element update of a carry (its
+  dynamic_update_slice or scatter) moved after every equation that does not
+  need its result, the carry's other reads among them, so that the update
+  may write the carry in place (``in_place_results``).  Unchanged where a
+  read of the old carry needs the update's result, or where moving
+  equations could reorder effects."""
+  from purejax._src.interpreters import partial_eval as pe
+  from purejax._src.jaxpr import ClosedJaxpr, Jaxpr
+  eqns = list(closed.jaxpr.eqns)
+  if pe.jaxpr_has_effects(closed.jaxpr):
+    return closed
+  moved = False
+  for v in carried:
+    updates = [k for k, e in enumerate(eqns)
+               if e.primitive.name in _ELEMENT_UPDATES and e.invars[0] is v]
+    if len(updates) != 1:
+      continue
+    at = updates[0]
+    needs, later = set(eqns[at].outvars), []   # the update and what needs it
+    for k in range(at + 1, len(eqns)):
+      if any(type(x) is not Literal and x in needs for x in eqns[k].invars):
+        needs.update(eqns[k].outvars)
+        later.append(k)
+    if any(v in eqns[k].invars for k in later) or len(later) == len(eqns) - at - 1:
+      continue   # the old carry read after the update, or nothing to move
+    rest = [e for k, e in enumerate(eqns[at + 1:], at + 1) if k not in set(later)]
+    eqns = eqns[:at] + rest + [eqns[at]] + [eqns[k] for k in later]
+    moved = True
+  if not moved:
+    return closed
+  jaxpr = closed.jaxpr
+  return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns), closed.consts)
 
 
 def _complete_plan(closed):
