@@ -15,6 +15,24 @@ pytestmark = pytest.mark.ecosystem
 SHAPES = "lambda t: jax.tree.map(lambda a: [list(a.shape), str(a.dtype)], t)"
 
 
+# Defined in the programs that train a regression with Adam (5 steps).
+TRAIN_MSE = """
+  def train_mse(apply, params, x, y, steps=5):
+    opt = optax.adam(1e-2)
+    state = opt.init(params)
+    @jax.jit
+    def step(p, s):
+      l, g = jax.value_and_grad(lambda p: jnp.mean((apply(p, x) - y) ** 2))(p)
+      u, s = opt.update(g, s, p)
+      return optax.apply_updates(p, u), s, l
+    losses = []
+    for _ in range(steps):
+      params, state, l = step(params, state)
+      losses.append(float(l))
+    return params, losses
+"""
+
+
 def run(source, tmp_path):
   require("flax")
   require("optax")
@@ -112,6 +130,7 @@ TRANSFORMS = f"""
   import numpy as np
   import jax, jax.numpy as jnp, optax
   import flax.linen as nn
+{TRAIN_MSE}
 
   class Block(nn.Module):
     @nn.compact
@@ -170,17 +189,7 @@ TRANSFORMS = f"""
   y = jnp.asarray(rng.normal(size=(16, 1)).astype(np.float32))
   model = Net()
   params = model.init(jax.random.key(0), x)
-  opt = optax.adam(1e-2)
-  st = opt.init(params)
-  @jax.jit
-  def step(p, s):
-    l, g = jax.value_and_grad(lambda p: jnp.mean((model.apply(p, x) - y) ** 2))(p)
-    u, s = opt.update(g, s, p)
-    return optax.apply_updates(p, u), s, l
-  losses = []
-  for _ in range(5):
-    params, st, l = step(params, st)
-    losses.append(float(l))
+  params, losses = train_mse(model.apply, params, x, y)
   looped, n = model.apply(params, x[:2], method="looped")
   tangent, params_t, x_t = model.apply(params, x[:2], method="lifted_ad")
   signs = jax.grad(lambda p: model.apply(p, x[:2], method="sign_grad"))(params)
@@ -370,6 +379,7 @@ CNN = f"""
   import jax, jax.numpy as jnp, optax
   import flax.linen as nn
   from flax.linen import initializers as init
+{TRAIN_MSE}
 
   class CNN(nn.Module):
     @nn.compact
@@ -398,17 +408,7 @@ CNN = f"""
   model = CNN()
   out0, variables = model.init_with_output(jax.random.key(0), x)
   params = variables["params"]
-  opt = optax.adam(1e-2)
-  st = opt.init(params)
-  @jax.jit
-  def step(p, s):
-    l, g = jax.value_and_grad(lambda p: jnp.mean((model.apply({{"params": p}}, x) - y) ** 2))(p)
-    u, s = opt.update(g, s, p)
-    return optax.apply_updates(p, u), s, l
-  losses = []
-  for _ in range(5):
-    params, st, l = step(params, st)
-    losses.append(float(l))
+  params, losses = train_mse(lambda p, x: model.apply({{"params": p}}, x), params, x, y)
   mixed = Mixed()
   mp = mixed.init(jax.random.key(4), x)
   mixed_out = mixed.apply(mp, x)
@@ -553,6 +553,7 @@ PARTITIONING = f"""
   import flax.linen as nn
   from flax.linen import partitioning as nn_partitioning
   from jax.sharding import Mesh, PartitionSpec as P, NamedSharding
+{TRAIN_MSE}
 
   class MLP(nn.Module):
     @nn.compact
@@ -584,17 +585,7 @@ PARTITIONING = f"""
     variables = jax.jit(model.init, out_shardings=shardings)(jax.random.key(0), x)
     boxed = type(variables["params"]["Dense_0"]["kernel"]).__name__
     params = nn.unbox(variables["params"])
-    opt = optax.adam(1e-2)
-    st = opt.init(params)
-    @jax.jit
-    def step(p, s):
-      l, g = jax.value_and_grad(lambda p: jnp.mean((model.apply({{"params": p}}, x) - y) ** 2))(p)
-      u, s = opt.update(g, s, p)
-      return optax.apply_updates(p, u), s, l
-    losses = []
-    for _ in range(5):
-      params, st, l = step(params, st)
-      losses.append(float(l))
+    params, losses = train_mse(lambda p, x: model.apply({{"params": p}}, x), params, x, y)
   stack = nn.scan(Layer, variable_axes={{"params": 0}}, split_rngs={{"params": True}}, length=3,
                   metadata_params={{nn.PARTITION_NAME: "layers"}})()
   sv = stack.init(jax.random.key(1), x, None)

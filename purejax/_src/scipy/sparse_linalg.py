@@ -169,7 +169,9 @@ def _bicgstab_loop(A, b, x0, *, maxiter, tol, atol, M):
   return lax.while_loop(not_converged, step, state)[0]
 
 
-def _iterative_solve(loop, A, b, x0, tol, atol, maxiter, M, symmetric_if_real):
+def _arguments(A, b, x0, maxiter, M):
+  """The solvers' common defaults and checks: (matvec, b, x0, maxiter,
+  preconditioner)."""
   if x0 is None:
     x0 = tree_util.tree_map(jnp.zeros_like, b)
   b, x0 = device_put((b, x0))
@@ -178,6 +180,11 @@ def _iterative_solve(loop, A, b, x0, tol, atol, maxiter, M, symmetric_if_real):
   A = as_matvec(A)
   M = identity if M is None else as_matvec(M)
   check_same_structure(x0, b)
+  return A, b, x0, maxiter, M
+
+
+def _iterative_solve(loop, A, b, x0, tol, atol, maxiter, M, symmetric_if_real):
+  A, b, x0, maxiter, M = _arguments(A, b, x0, maxiter, M)
   x0_shapes = [np.shape(v) for v in tree_util.tree_leaves(x0)]
   b_shapes = [np.shape(v) for v in tree_util.tree_leaves(b)]
   if x0_shapes != b_shapes:
@@ -349,16 +356,8 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
   dimension, ``maxiter`` the number of restarts; ``solve_method`` is
   "batched" (the least squares problem solved once per restart) or
   "incremental" (Givens rotations each step, stopping early)."""
-  if x0 is None:
-    x0 = tree_util.tree_map(jnp.zeros_like, b)
-  A = as_matvec(A)
-  M = identity if M is None else as_matvec(M)
-  b, x0 = device_put((b, x0))
-  size = leaves_size(b)
-  if maxiter is None:
-    maxiter = 10 * size   # SciPy's default
-  restart = min(restart, size)
-  check_same_structure(x0, b)
+  A, b, x0, maxiter, M = _arguments(A, b, x0, maxiter, M)
+  restart = min(restart, leaves_size(b))
   b_norm = tree_norm(b)
   atol = jnp.maximum(tol * b_norm, atol)
   # The tolerance within a restart is on the preconditioned residual.

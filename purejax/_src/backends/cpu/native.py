@@ -176,7 +176,8 @@ def _updates_after_reads(closed, carried):
         later.append(k)
     if any(v in eqns[k].invars for k in later) or len(later) == len(eqns) - at - 1:
       continue   # the old carry read after the update, or nothing to move
-    rest = [e for k, e in enumerate(eqns[at + 1:], at + 1) if k not in set(later)]
+    after = set(later)
+    rest = [e for k, e in enumerate(eqns[at + 1:], at + 1) if k not in after]
     eqns = eqns[:at] + rest + [eqns[at]] + [eqns[k] for k in later]
     moved = True
   if not moved:
